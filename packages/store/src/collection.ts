@@ -1,0 +1,96 @@
+/**
+ * The small collection interface every repository is written against.
+ * Two adapters implement it: the embedded SQLite store and MongoDB.
+ * Documents are plain JSON objects with a string `id`; field values used in
+ * filters, sorts and indexes are strings, numbers, booleans or null.
+ */
+
+export type Scalar = string | number | boolean | null;
+
+/** A condition on one top-level field. A bare scalar means equality. */
+export type FieldCondition =
+  | Scalar
+  | {
+      $eq?: Scalar;
+      $ne?: Scalar;
+      $lt?: Scalar;
+      $lte?: Scalar;
+      $gt?: Scalar;
+      $gte?: Scalar;
+      $in?: Scalar[];
+      /** true: the field is present and not null; false: missing or null. */
+      $exists?: boolean;
+    };
+
+/** All conditions must hold (AND). Keys are top-level field names. */
+export type Filter = Record<string, FieldCondition>;
+
+export type SortDirection = 1 | -1;
+
+export interface FindOptions {
+  /** Sort keys in priority order, e.g. [["date_created", -1], ["id", -1]]. */
+  sort?: Array<[field: string, direction: SortDirection]>;
+  /**
+   * Keyset pagination: return only documents strictly after this position in
+   * the given sort order. Holds one value per sort field, in the same order.
+   */
+  after?: Scalar[];
+  limit?: number;
+}
+
+export interface IndexSpec {
+  /** Fields of a compound index, in order, with direction. */
+  fields: Array<[field: string, direction: SortDirection]>;
+  unique?: boolean;
+  /** Optional name; adapters derive one from the fields otherwise. */
+  name?: string;
+}
+
+export interface Collection<T extends { id: string }> {
+  readonly name: string;
+  /** Inserts a new document. Throws DuplicateKeyError when `id` or a unique index collides. */
+  insert(doc: T): Promise<void>;
+  /** Returns the document with this id, or null. */
+  get(id: string): Promise<T | null>;
+  findOne(filter: Filter): Promise<T | null>;
+  find(filter: Filter, options?: FindOptions): Promise<T[]>;
+  count(filter: Filter): Promise<number>;
+  /**
+   * Atomically sets the given top-level fields on the one document matching
+   * `filter` (which should include `id` or a unique key) and returns the
+   * document after the update, or null when nothing matched.
+   */
+  updateOne(filter: Filter, set: Partial<T>): Promise<T | null>;
+  /** Deletes every matching document; returns how many were deleted. */
+  deleteMany(filter: Filter): Promise<number>;
+}
+
+export interface CollectionSpec {
+  name: string;
+  indexes?: IndexSpec[];
+}
+
+/** A store opens collections by spec and creates their indexes on open. */
+export interface Store {
+  readonly kind: "embedded" | "mongodb";
+  collection<T extends { id: string }>(spec: CollectionSpec): Promise<Collection<T>>;
+  /** Cheap liveness check used by /readyz. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export class StoreError extends Error {
+  readonly code: string;
+  constructor(code: string, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "StoreError";
+    this.code = code;
+  }
+}
+
+export class DuplicateKeyError extends StoreError {
+  constructor(collection: string, options?: { cause?: unknown }) {
+    super("duplicate_key", `A document with the same key already exists in '${collection}'`, options);
+    this.name = "DuplicateKeyError";
+  }
+}
