@@ -1,0 +1,3 @@
+export * from "./tmp.ts";
+export * from "./nats.ts";
+export * from "./media.ts";
