@@ -1,0 +1,66 @@
+#!/usr/bin/env node
+// Makes a fresh Debian machine with Node 20+ ready to run and test the service:
+// the pinned pnpm, the workspace packages, and the offline speech engines,
+// ffmpeg and nats-server from Debian's packages. Each step is skipped when done.
+import { execFileSync, spawnSync } from "node:child_process";
+import { existsSync, readFileSync, statSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const say = (line) => process.stderr.write(`[setup] ${line}\n`);
+
+const APT_PACKAGES = [
+  "ffmpeg", "nats-server", "espeak-ng", "flite",
+  "festival", "festvox-kallpc16k", "festvox-ru", "festvox-hi-nsk", "festvox-italp16k",
+  "apertium", "apertium-eng-spa", "apertium-fr-es", "apertium-es-pt", "apertium-spa-ita", "apertium-urd-hin",
+  "pocketsphinx", "pocketsphinx-en-us",
+  "fonts-noto-core", "fonts-noto-cjk",
+];
+
+function run(cmd, args, options = {}) {
+  const result = spawnSync(cmd, args, { stdio: ["ignore", "inherit", "inherit"], cwd: root, ...options });
+  if (result.status !== 0) throw new Error(`${cmd} ${args.join(" ")} failed (exit ${result.status})`);
+}
+
+function installedDebs() {
+  try {
+    const out = execFileSync("dpkg-query", ["-W", "-f", "${Package} ${Status}\\n"], { encoding: "utf8" });
+    return new Set(out.split("\n").filter((l) => l.endsWith("install ok installed")).map((l) => l.split(" ")[0]));
+  } catch {
+    return null;
+  }
+}
+
+// 1. System packages (Debian/Ubuntu only; needs root).
+const debs = installedDebs();
+if (debs) {
+  const missing = APT_PACKAGES.filter((p) => !debs.has(p));
+  if (missing.length > 0) {
+    if (process.getuid?.() === 0) {
+      say(`installing Debian packages: ${missing.join(" ")}`);
+      run("apt-get", ["update", "-qq"]);
+      run("apt-get", ["install", "-y", "-qq", "--no-install-recommends", ...missing], {
+        env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" },
+      });
+    } else {
+      say(`missing Debian packages (engines that need them stay off): sudo apt-get install ${missing.join(" ")}`);
+    }
+  }
+}
+
+// 2. The pinned pnpm.
+const pinned = JSON.parse(readFileSync(join(root, "package.json"), "utf8")).packageManager.split("@")[1];
+const current = spawnSync("pnpm", ["--version"], { encoding: "utf8" });
+if (current.status !== 0 || current.stdout.trim() !== pinned) {
+  say(`installing pnpm ${pinned}`);
+  run("npm", ["install", "-g", `pnpm@${pinned}`]);
+}
+
+// 3. Workspace packages, when missing or older than the lockfile.
+const marker = join(root, "node_modules", ".modules.yaml");
+const lock = join(root, "pnpm-lock.yaml");
+if (!existsSync(marker) || statSync(lock).mtimeMs > statSync(marker).mtimeMs) {
+  say("installing workspace packages");
+  run("pnpm", ["install", "--frozen-lockfile"]);
+}
