@@ -1,0 +1,16 @@
+export { FetchRefusedError, isFetchRefusedError, type FetchRefusedCode } from "./errors.ts";
+export { classifyReference, MAX_REFERENCE_LENGTH, type ClassifiedReference, type ClassifyOptions } from "./classify.ts";
+export {
+  classifyAddress,
+  isPublicAddress,
+  isMetadataAddress,
+  isMetadataHostname,
+  METADATA_HOSTNAMES,
+  parseAllowedHosts,
+  isAllowedHost,
+  type AddressClass,
+  type AllowedHost,
+} from "./address.ts";
+export { checkHost, pinnedLookup, systemResolver, type Resolver, type ResolvedAddress, type GuardOptions } from "./guard.ts";
+export { GCS_INTEROP_ENDPOINT, type ObjectStoreOptions } from "./object.ts";
+export { fetchToFile, FETCH_DEFAULTS, type FetchOptions, type FetchResult } from "./fetch.ts";
