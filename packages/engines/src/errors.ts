@@ -1,0 +1,117 @@
+export type TtsErrorCode =
+  | "ENGINE_UNAVAILABLE"
+  | "ENGINE_CONFIG_INVALID"
+  | "UNKNOWN_VOICE"
+  | "VOICE_LANGUAGE_MISMATCH"
+  | "LANGUAGE_NOT_SUPPORTED"
+  | "TEXT_EMPTY"
+  | "TEXT_NOT_SPEAKABLE"
+  | "SYNTHESIS_FAILED"
+  | "SYNTHESIS_CANCELLED"
+  | "SPEECH_SERVICE_AUTH"
+  | "SPEECH_SERVICE_REJECTED"
+  | "SPEECH_SERVICE_RATE_LIMITED"
+  | "SPEECH_SERVICE_UNAVAILABLE"
+  | "SPEECH_SERVICE_TIMEOUT"
+  | "SPEECH_SERVICE_BAD_RESPONSE";
+
+export interface TtsErrorOptions {
+  cause?: unknown;
+  /** True when trying again later may succeed (service busy, timeout). */
+  retryable?: boolean;
+}
+
+/** Base of every speech synthesis error. Messages are plain words meant for end users. */
+export class TtsError extends Error {
+  override name = "TtsError";
+  readonly code: TtsErrorCode;
+  readonly retryable: boolean;
+
+  constructor(code: TtsErrorCode, message: string, options: TtsErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.retryable = options.retryable ?? false;
+  }
+}
+
+/** An engine (program, voice files or service settings) is missing or unusable. */
+export class TtsEngineUnavailableError extends TtsError {
+  override name = "TtsEngineUnavailableError";
+  constructor(message: string, options: TtsErrorOptions = {}) {
+    super("ENGINE_UNAVAILABLE", message, options);
+  }
+}
+
+/** An engine was configured with invalid settings. */
+export class TtsConfigError extends TtsError {
+  override name = "TtsConfigError";
+  constructor(message: string, options: TtsErrorOptions = {}) {
+    super("ENGINE_CONFIG_INVALID", message, options);
+  }
+}
+
+/** No installed voice has this name. */
+export class UnknownVoiceError extends TtsError {
+  override name = "UnknownVoiceError";
+  readonly voice: string;
+  constructor(voice: string, available: readonly string[] = []) {
+    const hint = available.length > 0 ? ` Available voices: ${available.slice(0, 12).join(", ")}${available.length > 12 ? ", …" : ""}.` : "";
+    super("UNKNOWN_VOICE", `There is no voice called "${voice}".${hint}`);
+    this.voice = voice;
+  }
+}
+
+/** The voice exists but speaks another language. */
+export class VoiceLanguageMismatchError extends TtsError {
+  override name = "VoiceLanguageMismatchError";
+  readonly voice: string;
+  readonly language: string;
+  constructor(voice: string, language: string, voiceLanguages: readonly string[]) {
+    super("VOICE_LANGUAGE_MISMATCH", `The voice "${voice}" does not speak ${language}; it speaks ${voiceLanguages.join(", ")}.`);
+    this.voice = voice;
+    this.language = language;
+  }
+}
+
+/** No installed voice speaks this language. */
+export class LanguageNotSupportedError extends TtsError {
+  override name = "LanguageNotSupportedError";
+  readonly language: string;
+  constructor(language: string, detail?: string) {
+    super("LANGUAGE_NOT_SUPPORTED", detail ?? `Speech in ${language} is not available: no installed voice speaks ${language}.`);
+    this.language = language;
+  }
+}
+
+/** The text cannot be spoken (empty, or in a script the voice cannot read). */
+export class UnspeakableTextError extends TtsError {
+  override name = "UnspeakableTextError";
+  constructor(code: "TEXT_EMPTY" | "TEXT_NOT_SPEAKABLE", message: string) {
+    super(code, message);
+  }
+}
+
+/** An engine ran and failed, or the operation was cancelled. */
+export class SynthesisError extends TtsError {
+  override name = "SynthesisError";
+  readonly details: readonly string[];
+  constructor(code: TtsErrorCode, message: string, options: TtsErrorOptions & { details?: readonly string[] } = {}) {
+    super(code, message, options);
+    this.details = options.details ?? [];
+  }
+}
+
+/** A speech service (HTTP) failed or refused the request. */
+export class SpeechServiceError extends TtsError {
+  override name = "SpeechServiceError";
+  readonly status: number | undefined;
+  constructor(code: TtsErrorCode, message: string, options: TtsErrorOptions & { status?: number } = {}) {
+    super(code, message, options);
+    this.status = options.status;
+  }
+}
+
+/** Ends a message with exactly one full stop (service messages often bring their own). */
+export function endSentence(text: string): string {
+  return /[.!?…]$/u.test(text) ? text : `${text}.`;
+}

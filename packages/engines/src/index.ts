@@ -1,0 +1,12 @@
+export * from "./languages.ts";
+export * from "./errors.ts";
+export type * from "./types.ts";
+export * from "./text.ts";
+export * from "./wav.ts";
+export * from "./espeak.ts";
+export * from "./flite.ts";
+export * from "./festival.ts";
+export * from "./openai.ts";
+export * from "./registry.ts";
+export * from "./detect.ts";
+export * from "./synthesize.ts";

@@ -1,0 +1,78 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import type { Logger } from "@voiceloc/log";
+import { WAV_DEMUXERS, type AudioFormat, type EncodeOptions, type MediaToolkit } from "@voiceloc/media";
+import type { TtsRegistry } from "./registry.ts";
+import { prepareText, splitText } from "./text.ts";
+
+export interface SynthesizeToFileRequest {
+  text: string;
+  /** One of the service's language names. */
+  language: string;
+  /** Voice name; the language's default voice when omitted. */
+  voice?: string | undefined;
+  format: AudioFormat;
+  outPath: string;
+  signal?: AbortSignal | undefined;
+  /** Encoder settings; default mono at the format's default bitrate. */
+  encode?: EncodeOptions | undefined;
+  /** Split text into engine calls of at most this many characters (never above the engine's own limit). */
+  maxChunkChars?: number | undefined;
+}
+
+export interface SynthesizeToFileResult {
+  path: string;
+  /** Measured on the encoded file with ffprobe. */
+  durationSeconds: number;
+  format: AudioFormat;
+  /** The voice used. */
+  voice: string;
+  /** Number of engine calls the text was split into. */
+  chunks: number;
+}
+
+export interface SynthesizerDeps {
+  registry: TtsRegistry;
+  media: MediaToolkit;
+  logger?: Logger | undefined;
+}
+
+/**
+ * Speaks `text` with the resolved voice and encodes it to `outPath`. Text longer than the engine's
+ * comfortable size is split on sentence boundaries; the WAV chunks are joined by ffmpeg's concat
+ * demuxer (streaming), so memory does not grow with the text.
+ */
+export async function synthesizeToFile(deps: SynthesizerDeps, request: SynthesizeToFileRequest): Promise<SynthesizeToFileResult> {
+  const { engine, voice } = deps.registry.resolve(request.language, request.voice);
+  const text = prepareText(request.text);
+  const engineLimit = engine.capabilities().maxInputChars;
+  const chunks = splitText(text, Math.min(engineLimit, request.maxChunkChars ?? engineLimit));
+  const outPath = resolve(request.outPath);
+  const encode: EncodeOptions = { channels: 1, ...request.encode };
+  const work = await mkdtemp(join(tmpdir(), "voiceloc-synth-"));
+  try {
+    const wavs: string[] = [];
+    for (const [index, chunk] of chunks.entries()) {
+      const result = await engine.synthesize({
+        text: chunk,
+        language: voice.language,
+        voice: voice.name,
+        signal: request.signal,
+        outPath: join(work, `chunk-${String(index).padStart(6, "0")}.wav`),
+      });
+      wavs.push(result.wavPath);
+    }
+    const first = wavs[0];
+    if (wavs.length === 1 && first !== undefined) {
+      await deps.media.convertAudio({ input: first, outPath, format: request.format, encode, inputDemuxers: WAV_DEMUXERS, signal: request.signal });
+    } else {
+      await deps.media.concatAudio({ inputs: wavs, outPath, format: request.format, encode, signal: request.signal });
+    }
+    const info = await deps.media.probe(outPath, { signal: request.signal });
+    deps.logger?.debug({ voice: voice.name, chunks: chunks.length, seconds: info.durationSeconds }, "speech file written");
+    return { path: outPath, durationSeconds: info.durationSeconds, format: request.format, voice: voice.name, chunks: chunks.length };
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,542 @@
+/**
+ * Pure builders of ffmpeg argument arrays. Nothing here touches the file system or spawns anything,
+ * so every command line can be unit-tested exactly.
+ *
+ * Safety rules applied to every invocation:
+ * - `-nostdin -hide_banner -nostats`: ffmpeg never reads our stdin, and stderr holds only diagnostics.
+ * - Every input is preceded by `-protocol_whitelist file,pipe` (ffmpeg only opens local files) and a
+ *   `-format_whitelist` of demuxers. Untrusted uploads may only be demuxed by ordinary container
+ *   demuxers: playlist-style demuxers (hls, concat, image2, ...) that could make ffmpeg read other
+ *   local files are refused.
+ * - Paths are made absolute, so a file name can never be read as an option or a protocol.
+ * - Outputs always name their muxer with `-f` and are written with `-y` to a path the caller picks
+ *   (the runner uses a temporary name and renames it into place).
+ */
+import { isAbsolute, resolve } from "node:path";
+import { MediaRequestError } from "./errors.ts";
+
+export const AUDIO_FORMATS = ["mp3", "wav", "ogg", "flac"] as const;
+export type AudioFormat = (typeof AUDIO_FORMATS)[number];
+
+export function isAudioFormat(value: unknown): value is AudioFormat {
+  return typeof value === "string" && (AUDIO_FORMATS as readonly string[]).includes(value);
+}
+
+/** Global options that start every ffmpeg command line. */
+export const GLOBAL_ARGS: readonly string[] = ["-nostdin", "-hide_banner", "-nostats"];
+
+/** Only local files (and pipes) may be opened by any input. */
+export const PROTOCOL_WHITELIST = "file,pipe";
+
+/**
+ * Demuxers allowed for media uploaded by users: ordinary audio and video containers.
+ * Names are ffmpeg demuxer names (a demuxer matches when any of its aliases is listed).
+ */
+export const UNTRUSTED_MEDIA_DEMUXERS: readonly string[] = [
+  "mov", "mp4", "m4a", "3gp", "matroska", "webm", "avi", "flv", "mpegts", "mpeg", "asf",
+  "ogg", "mp3", "wav", "w64", "flac", "aac", "amr", "aiff", "caf", "wv",
+];
+
+/** Demuxers allowed for audio clips (speech made by engines, or audio produced by this package). */
+export const AUDIO_CLIP_DEMUXERS: readonly string[] = ["wav", "w64", "mp3", "ogg", "flac"];
+
+/** Our own intermediate files. */
+export const WAV_DEMUXERS: readonly string[] = ["wav"];
+
+const OPUS_SAMPLE_RATES = new Set([8000, 12000, 16000, 24000, 48000]);
+
+/** An absolute path without characters that would break list files or filter graphs. */
+export function safePath(path: string, what = "file"): string {
+  if (path === "" || /[\0\r\n]/.test(path)) {
+    throw new MediaRequestError(`The ${what} path is empty or contains a line break, which is not allowed.`);
+  }
+  return isAbsolute(path) ? path : resolve(path);
+}
+
+/** Arguments that open one input file under the protocol and demuxer whitelists. */
+export function inputArgs(path: string, demuxers: readonly string[], forceFormat?: string): string[] {
+  return [
+    "-protocol_whitelist", PROTOCOL_WHITELIST,
+    "-format_whitelist", demuxers.join(","),
+    ...(forceFormat === undefined ? [] : ["-f", forceFormat]),
+    "-i", safePath(path, "input"),
+  ];
+}
+
+export interface EncodeOptions {
+  /** Target bitrate for lossy formats. Defaults: mp3 128 kbit/s, ogg (Opus) 64 kbit/s. */
+  bitrateKbps?: number;
+  /** Output sample rate. Opus only accepts 8, 12, 16, 24 or 48 kHz (default 48 kHz). */
+  sampleRate?: number;
+  /** Output channel count (1 or 2). Default: same as the input. */
+  channels?: number;
+}
+
+/** Codec, muxer and metadata arguments for one audio output format (no output path). */
+export function audioEncodeArgs(format: AudioFormat, options: EncodeOptions = {}): string[] {
+  const { bitrateKbps, sampleRate, channels } = options;
+  if (bitrateKbps !== undefined && !(Number.isInteger(bitrateKbps) && bitrateKbps >= 8 && bitrateKbps <= 512)) {
+    throw new MediaRequestError("The audio bitrate must be a whole number of kbit/s between 8 and 512.");
+  }
+  if (sampleRate !== undefined && !(Number.isInteger(sampleRate) && sampleRate >= 8000 && sampleRate <= 192000)) {
+    throw new MediaRequestError("The audio sample rate must be a whole number of Hz between 8000 and 192000.");
+  }
+  if (channels !== undefined && channels !== 1 && channels !== 2) {
+    throw new MediaRequestError("Audio output must have 1 or 2 channels.");
+  }
+  const shape: string[] = [];
+  if (channels !== undefined) shape.push("-ac", String(channels));
+  const common = ["-vn", "-sn", "-dn", "-map_metadata", "-1"];
+  switch (format) {
+    case "mp3":
+      if (sampleRate !== undefined) shape.push("-ar", String(sampleRate));
+      return [...common, "-c:a", "libmp3lame", "-b:a", `${bitrateKbps ?? 128}k`, ...shape, "-f", "mp3"];
+    case "wav":
+      if (sampleRate !== undefined) shape.push("-ar", String(sampleRate));
+      return [...common, "-c:a", "pcm_s16le", ...shape, "-f", "wav"];
+    case "flac":
+      if (sampleRate !== undefined) shape.push("-ar", String(sampleRate));
+      return [...common, "-c:a", "flac", ...shape, "-f", "flac"];
+    case "ogg": {
+      const rate = sampleRate ?? 48000;
+      if (!OPUS_SAMPLE_RATES.has(rate)) {
+        throw new MediaRequestError("Ogg (Opus) audio must use a sample rate of 8000, 12000, 16000, 24000 or 48000 Hz.");
+      }
+      shape.push("-ar", String(rate));
+      return [...common, "-c:a", "libopus", "-b:a", `${bitrateKbps ?? 64}k`, ...shape, "-f", "ogg"];
+    }
+  }
+}
+
+function outputArgs(output: string): string[] {
+  return ["-y", safePath(output, "output")];
+}
+
+export interface ConvertAudioArgs {
+  input: string;
+  output: string;
+  format: AudioFormat;
+  encode?: EncodeOptions;
+  /** Demuxers allowed for the input. Default: any ordinary media container. */
+  inputDemuxers?: readonly string[];
+}
+
+/** Convert (or encode) the first audio track of any media file to one audio format. */
+export function buildConvertAudioArgs(spec: ConvertAudioArgs): string[] {
+  return [
+    ...GLOBAL_ARGS,
+    ...inputArgs(spec.input, spec.inputDemuxers ?? UNTRUSTED_MEDIA_DEMUXERS),
+    "-map", "0:a:0",
+    ...audioEncodeArgs(spec.format, spec.encode),
+    ...outputArgs(spec.output),
+  ];
+}
+
+/**
+ * Content of a concat-demuxer list file naming `paths` in order. Paths are absolute and quoted
+ * (`'` becomes `'\''`), so any file name is taken literally.
+ */
+export function concatListContent(paths: readonly string[]): string {
+  if (paths.length === 0) throw new MediaRequestError("There are no audio chunks to join.");
+  const lines = ["ffconcat version 1.0"];
+  for (const path of paths) lines.push(`file '${safePath(path, "chunk").replaceAll("'", "'\\''")}'`);
+  return `${lines.join("\n")}\n`;
+}
+
+export interface ConcatAudioArgs {
+  /** A list file written with `concatListContent`. */
+  listFile: string;
+  output: string;
+  format: AudioFormat;
+  encode?: EncodeOptions;
+  /** Demuxers allowed for the listed files. Default: WAV only. */
+  chunkDemuxers?: readonly string[];
+}
+
+/**
+ * Join many audio files (same codec, rate and channels, e.g. WAV chunks of one voice) into one
+ * encoded output. The concat demuxer opens one chunk at a time, so memory does not grow with
+ * the number of chunks.
+ */
+export function buildConcatAudioArgs(spec: ConcatAudioArgs): string[] {
+  const demuxers = ["concat", ...(spec.chunkDemuxers ?? WAV_DEMUXERS)];
+  return [
+    ...GLOBAL_ARGS,
+    "-safe", "0",
+    ...inputArgs(spec.listFile, demuxers, "concat"),
+    "-map", "0:a:0",
+    ...audioEncodeArgs(spec.format, spec.encode),
+    ...outputArgs(spec.output),
+  ];
+}
+
+export interface ExtractSpeechWavArgs {
+  input: string;
+  output: string;
+  /** Default 16000 Hz, what speech recognisers expect. */
+  sampleRate?: number;
+}
+
+/** 16 kHz (by default) mono 16-bit WAV of the first audio track of any media file, for recognition. */
+export function buildExtractSpeechWavArgs(spec: ExtractSpeechWavArgs): string[] {
+  return [
+    ...GLOBAL_ARGS,
+    ...inputArgs(spec.input, UNTRUSTED_MEDIA_DEMUXERS),
+    "-map", "0:a:0",
+    ...audioEncodeArgs("wav", { channels: 1, sampleRate: spec.sampleRate ?? 16000 }),
+    ...outputArgs(spec.output),
+  ];
+}
+
+/** Decode the first audio track through `volumedetect`; results appear on stderr. */
+export function buildVolumeDetectArgs(input: string, demuxers: readonly string[] = UNTRUSTED_MEDIA_DEMUXERS): string[] {
+  return [
+    ...GLOBAL_ARGS,
+    ...inputArgs(input, demuxers),
+    "-map", "0:a:0",
+    "-af", "volumedetect",
+    "-f", "null", "-",
+  ];
+}
+
+/** Decode every packet of the first audio track, to measure a duration that headers do not state. */
+export function buildDecodeDurationArgs(input: string, demuxers: readonly string[] = UNTRUSTED_MEDIA_DEMUXERS): string[] {
+  return [...GLOBAL_ARGS, ...inputArgs(input, demuxers), "-map", "0:a:0", "-f", "null", "-"];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Placing clips on a silent track
+// ---------------------------------------------------------------------------------------------
+
+export interface ClipPlacement {
+  path: string;
+  startSeconds: number;
+  /** Length of the clip's audio; the runner measures it when omitted. */
+  durationSeconds: number;
+  /** Gain applied to this clip, in dB (default 0). */
+  gainDb?: number;
+}
+
+export interface PlacedClip {
+  path: string;
+  /** Start relative to the part's first sample. */
+  offsetSamples: number;
+  lengthSamples: number;
+  gainDb: number;
+}
+
+/** A contiguous stretch of one lane, rendered by one ffmpeg run. */
+export interface TimelinePart {
+  startSample: number;
+  endSample: number;
+  clips: PlacedClip[];
+}
+
+export interface TimelinePlan {
+  sampleRate: number;
+  totalSamples: number;
+  /** Clips in one lane never overlap; overlapping clips go to further lanes that are summed. */
+  lanes: TimelinePart[][];
+  /** Clips that start at or after the end of the track (left out). */
+  droppedClips: number;
+  /** Clips cut short because they run past the end of the track. */
+  truncatedClips: number;
+}
+
+export interface PlanTimelineOptions {
+  durationSeconds: number;
+  sampleRate: number;
+  /** Most clips one ffmpeg run opens at once. Default 48. */
+  maxClipsPerPass?: number;
+}
+
+/** Most lanes (clips audible at the same moment) that can be summed in one pass. */
+export const MAX_OVERLAPPING_CLIPS = 64;
+
+/**
+ * Plans a track of `durationSeconds` with each clip starting at its time, to the sample.
+ * Clips never get scaled against each other (no amix normalisation): non-overlapping clips are
+ * concatenated with exact silent gaps, and overlapping clips go to separate lanes that are summed.
+ * The cost grows with the number of lanes times the track length, not with the number of clips.
+ */
+export function planTimeline(clips: readonly ClipPlacement[], options: PlanTimelineOptions): TimelinePlan {
+  const { sampleRate, durationSeconds } = options;
+  const maxPerPass = options.maxClipsPerPass ?? 48;
+  if (!Number.isInteger(sampleRate) || sampleRate < 8000 || sampleRate > 192000) {
+    throw new MediaRequestError("The track sample rate must be a whole number of Hz between 8000 and 192000.");
+  }
+  if (!Number.isFinite(durationSeconds) || durationSeconds <= 0) {
+    throw new MediaRequestError("The track duration must be a positive number of seconds.");
+  }
+  if (!Number.isInteger(maxPerPass) || maxPerPass < 1) throw new MediaRequestError("maxClipsPerPass must be at least 1.");
+  const totalSamples = Math.round(durationSeconds * sampleRate);
+  let droppedClips = 0;
+  let truncatedClips = 0;
+
+  const timed = clips.map((clip, index) => {
+    if (!Number.isFinite(clip.startSeconds) || clip.startSeconds < 0) {
+      throw new MediaRequestError(`Clip ${index + 1} has an invalid start time; it must be zero or more seconds.`);
+    }
+    if (!Number.isFinite(clip.durationSeconds) || clip.durationSeconds < 0) {
+      throw new MediaRequestError(`Clip ${index + 1} has an invalid duration.`);
+    }
+    const gainDb = clip.gainDb ?? 0;
+    if (!Number.isFinite(gainDb) || Math.abs(gainDb) > 60) {
+      throw new MediaRequestError(`Clip ${index + 1} has an invalid gain; it must be between -60 and 60 dB.`);
+    }
+    const start = Math.round(clip.startSeconds * sampleRate);
+    let length = Math.round(clip.durationSeconds * sampleRate);
+    if (start + length > totalSamples) {
+      if (start < totalSamples) truncatedClips++;
+      length = Math.max(0, totalSamples - start);
+    }
+    return { path: safePath(clip.path, "clip"), start, length, gainDb, index };
+  });
+  const usable = timed.filter((clip) => {
+    if (clip.length > 0) return true;
+    if (clip.start >= totalSamples) droppedClips++;
+    return false;
+  });
+  usable.sort((a, b) => a.start - b.start || a.index - b.index);
+
+  const laneClips: (typeof usable)[] = [];
+  const laneEnds: number[] = [];
+  for (const clip of usable) {
+    let lane = laneEnds.findIndex((end) => end <= clip.start);
+    if (lane === -1) {
+      lane = laneClips.length;
+      laneClips.push([]);
+      laneEnds.push(0);
+    }
+    laneClips[lane]?.push(clip);
+    laneEnds[lane] = clip.start + clip.length;
+  }
+  if (laneClips.length > MAX_OVERLAPPING_CLIPS) {
+    throw new MediaRequestError(
+      `More than ${MAX_OVERLAPPING_CLIPS} clips would play at the same moment; the track cannot be mixed.`,
+    );
+  }
+
+  const lanes: TimelinePart[][] = laneClips.map((lane) => {
+    const parts: TimelinePart[] = [];
+    for (let i = 0; i < lane.length; i += maxPerPass) {
+      const group = lane.slice(i, i + maxPerPass);
+      const next = lane[i + maxPerPass];
+      const startSample = parts.length === 0 ? 0 : (parts[parts.length - 1]?.endSample ?? 0);
+      const endSample = next === undefined ? totalSamples : next.start;
+      parts.push({
+        startSample,
+        endSample,
+        clips: group.map((clip) => ({
+          path: clip.path,
+          offsetSamples: clip.start - startSample,
+          lengthSamples: clip.length,
+          gainDb: clip.gainDb,
+        })),
+      });
+    }
+    return parts;
+  });
+  if (lanes.length === 0) lanes.push([{ startSample: 0, endSample: totalSamples, clips: [] }]);
+  return { sampleRate, totalSamples, lanes, droppedClips, truncatedClips };
+}
+
+export interface TimelinePartArgs {
+  part: TimelinePart;
+  sampleRate: number;
+  output: string;
+  format: AudioFormat;
+  encode?: EncodeOptions;
+  clipDemuxers?: readonly string[];
+}
+
+/**
+ * One ffmpeg run rendering one lane part: exact silent gaps (`anullsrc` trimmed to the sample)
+ * and clips (resampled to mono, padded or cut to their planned length) joined by `concat`.
+ */
+export function buildTimelinePartArgs(spec: TimelinePartArgs): string[] {
+  const { part, sampleRate } = spec;
+  const fmt = `aformat=sample_fmts=fltp:sample_rates=${sampleRate}:channel_layouts=mono`;
+  const silence = (samples: number, label: string): string =>
+    `anullsrc=r=${sampleRate}:cl=mono,${fmt},atrim=end_sample=${samples}[${label}]`;
+  const partLength = part.endSample - part.startSample;
+  const chains: string[] = [];
+  const labels: string[] = [];
+  const inputs: string[] = [];
+  let cursor = 0;
+  part.clips.forEach((clip, i) => {
+    if (clip.offsetSamples < cursor) throw new MediaRequestError("Clips of one lane overlap; plan the track with planTimeline.");
+    if (clip.offsetSamples > cursor) {
+      chains.push(silence(clip.offsetSamples - cursor, `g${i}`));
+      labels.push(`[g${i}]`);
+    }
+    inputs.push(...inputArgs(clip.path, spec.clipDemuxers ?? AUDIO_CLIP_DEMUXERS));
+    const gain = clip.gainDb === 0 ? "" : `,volume=${clip.gainDb}dB`;
+    chains.push(`[${i}:a:0]aresample=${sampleRate},${fmt},apad,atrim=end_sample=${clip.lengthSamples}${gain}[c${i}]`);
+    labels.push(`[c${i}]`);
+    cursor = clip.offsetSamples + clip.lengthSamples;
+  });
+  if (cursor > partLength) throw new MediaRequestError("A clip runs past the end of its part of the track.");
+  if (cursor < partLength) {
+    chains.push(silence(partLength - cursor, "gend"));
+    labels.push("[gend]");
+  }
+  chains.push(`${labels.join("")}concat=n=${labels.length}:v=0:a=1[out]`);
+  return [
+    ...GLOBAL_ARGS,
+    ...inputs,
+    "-filter_complex", chains.join(";"),
+    "-map", "[out]",
+    ...audioEncodeArgs(spec.format, spec.encode),
+    ...outputArgs(spec.output),
+  ];
+}
+
+export interface MixLanesArgs {
+  /** One input per lane: either a WAV file or a concat list file (`concat: true`) of WAV parts. */
+  lanes: readonly { path: string; concat: boolean }[];
+  output: string;
+  format: AudioFormat;
+  encode?: EncodeOptions;
+}
+
+/** Sum lanes sample by sample (amerge + pan: no normalisation, so each clip keeps its level). */
+export function buildMixLanesArgs(spec: MixLanesArgs): string[] {
+  const n = spec.lanes.length;
+  if (n === 0) throw new MediaRequestError("There is nothing to mix.");
+  if (n > MAX_OVERLAPPING_CLIPS) throw new MediaRequestError(`At most ${MAX_OVERLAPPING_CLIPS} lanes can be mixed.`);
+  const inputs = spec.lanes.flatMap((lane) =>
+    lane.concat ? ["-safe", "0", ...inputArgs(lane.path, ["concat", "wav"], "concat")] : inputArgs(lane.path, WAV_DEMUXERS),
+  );
+  const graph =
+    n === 1
+      ? ["-map", "0:a:0"]
+      : [
+          "-filter_complex",
+          `${spec.lanes.map((_, i) => `[${i}:a:0]`).join("")}amerge=inputs=${n},pan=mono|c0=${spec.lanes.map((_, i) => `c${i}`).join("+")}[out]`,
+          "-map", "[out]",
+        ];
+  return [...GLOBAL_ARGS, ...inputs, ...graph, ...audioEncodeArgs(spec.format, spec.encode), ...outputArgs(spec.output)];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Burning subtitles
+// ---------------------------------------------------------------------------------------------
+
+/** Escape a value for one option of one filter inside a filter graph (both escaping levels). */
+export function escapeFilterValue(value: string): string {
+  const optionLevel = value.replace(/[\\':]/g, (c) => `\\${c}`);
+  return optionLevel.replace(/[\\'[\],;]/g, (c) => `\\${c}`);
+}
+
+/** ASS style overrides applied to every subtitle line (libass `force_style`). */
+export interface SubtitleStyle {
+  /** Font family, e.g. "Noto Sans CJK SC"; see `recommendedSubtitleFont`. */
+  fontName?: string;
+  fontSize?: number;
+  /** ASS colour `&HAABBGGRR`, e.g. `&H00FFFFFF` for opaque white. */
+  primaryColour?: string;
+  outlineColour?: string;
+  outline?: number;
+  shadow?: number;
+  bold?: boolean;
+  /** Vertical margin from the bottom edge, in script pixels. */
+  marginV?: number;
+  /** ASS numpad alignment (2 = bottom centre). */
+  alignment?: number;
+}
+
+const ASS_COLOUR = /^&H[0-9A-Fa-f]{6,8}&?$/;
+
+export function forceStyleString(style: SubtitleStyle): string {
+  const fields: string[] = [];
+  const num = (name: string, value: number | undefined, min: number, max: number): void => {
+    if (value === undefined) return;
+    if (!Number.isFinite(value) || value < min || value > max) {
+      throw new MediaRequestError(`The subtitle ${name} must be a number between ${min} and ${max}.`);
+    }
+    fields.push(`${name}=${value}`);
+  };
+  if (style.fontName !== undefined) {
+    if (!/^[\p{L}\p{N} _-]{1,100}$/u.test(style.fontName)) {
+      throw new MediaRequestError("The subtitle font name may only contain letters, digits, spaces, '-' and '_'.");
+    }
+    fields.push(`FontName=${style.fontName}`);
+  }
+  num("FontSize", style.fontSize, 4, 400);
+  for (const [name, value] of [["PrimaryColour", style.primaryColour], ["OutlineColour", style.outlineColour]] as const) {
+    if (value === undefined) continue;
+    if (!ASS_COLOUR.test(value)) throw new MediaRequestError(`The subtitle ${name} must look like &H00FFFFFF.`);
+    fields.push(`${name}=${value}`);
+  }
+  num("Outline", style.outline, 0, 20);
+  num("Shadow", style.shadow, 0, 20);
+  if (style.bold !== undefined) fields.push(`Bold=${style.bold ? -1 : 0}`);
+  num("MarginV", style.marginV, 0, 2000);
+  num("Alignment", style.alignment, 1, 9);
+  return fields.join(",");
+}
+
+export interface BurnSubtitlesArgs {
+  video: string;
+  /** Subtitle file (SRT, ASS or WebVTT) written by us. */
+  subtitles: string;
+  output: string;
+  /** Directory of font files libass should use in addition to the system fonts. */
+  fontsDir?: string;
+  style?: SubtitleStyle;
+  /** Replace the video's audio with this file (e.g. the dubbed track). */
+  replaceAudioWith?: string;
+  /** x264 constant rate factor (default 20) and preset (default "veryfast"). */
+  crf?: number;
+  preset?: "ultrafast" | "superfast" | "veryfast" | "faster" | "fast" | "medium" | "slow";
+}
+
+/**
+ * Render an MP4 (H.264 + AAC) with subtitles drawn into the picture by libass. The subtitles
+ * filter path, fonts directory and style are escaped for the filter graph, so any file name works.
+ */
+export function buildBurnSubtitlesArgs(spec: BurnSubtitlesArgs): string[] {
+  const crf = spec.crf ?? 20;
+  if (!Number.isInteger(crf) || crf < 0 || crf > 51) throw new MediaRequestError("The video quality (CRF) must be between 0 and 51.");
+  const options = [`filename=${escapeFilterValue(safePath(spec.subtitles, "subtitles"))}`];
+  if (spec.fontsDir !== undefined) options.push(`fontsdir=${escapeFilterValue(safePath(spec.fontsDir, "fonts directory"))}`);
+  if (spec.style !== undefined) {
+    const forced = forceStyleString(spec.style);
+    if (forced !== "") options.push(`force_style=${escapeFilterValue(forced)}`);
+  }
+  const audioInput = spec.replaceAudioWith === undefined ? [] : inputArgs(spec.replaceAudioWith, UNTRUSTED_MEDIA_DEMUXERS);
+  const audioMap = spec.replaceAudioWith === undefined ? ["-map", "0:a:0?"] : ["-map", "1:a:0"];
+  return [
+    ...GLOBAL_ARGS,
+    ...inputArgs(spec.video, UNTRUSTED_MEDIA_DEMUXERS),
+    ...audioInput,
+    "-map", "0:v:0",
+    ...audioMap,
+    "-vf", `subtitles=${options.join(":")}`,
+    "-c:v", "libx264", "-preset", spec.preset ?? "veryfast", "-crf", String(crf), "-pix_fmt", "yuv420p",
+    "-c:a", "aac", "-b:a", "160k",
+    "-sn", "-dn", "-map_metadata", "-1", "-movflags", "+faststart",
+    "-f", "mp4",
+    ...outputArgs(spec.output),
+  ];
+}
+
+/**
+ * Font families that cover each language's script once the Noto fonts are installed
+ * (`fonts-noto-core fonts-noto-cjk`). With only DejaVu, CJK, Devanagari and Ethiopic show as boxes.
+ */
+export const RECOMMENDED_SUBTITLE_FONTS: Readonly<Record<string, string>> = {
+  Chinese: "Noto Sans CJK SC",
+  Japanese: "Noto Sans CJK JP",
+  Korean: "Noto Sans CJK KR",
+  Hindi: "Noto Sans Devanagari",
+  Amharic: "Noto Sans Ethiopic",
+  Arabic: "Noto Naskh Arabic",
+  Urdu: "Noto Nastaliq Urdu",
+};
+
+/** Font family for a language name (one of the service's language names), "Noto Sans" otherwise. */
+export function recommendedSubtitleFont(language: string): string {
+  return RECOMMENDED_SUBTITLE_FONTS[language] ?? "Noto Sans";
+}

@@ -1,0 +1,78 @@
+/** Machine-readable codes carried by every media error. */
+export type MediaErrorCode =
+  | "FFMPEG_NOT_FOUND"
+  | "FFMPEG_FAILED"
+  | "MEDIA_UNREADABLE"
+  | "MEDIA_FORMAT_NOT_ALLOWED"
+  | "MEDIA_NO_AUDIO"
+  | "MEDIA_NO_VIDEO"
+  | "MEDIA_CANCELLED"
+  | "MEDIA_INVALID_REQUEST"
+  | "PROBE_FAILED";
+
+export interface MediaErrorOptions {
+  cause?: unknown;
+}
+
+/** Base class of every error thrown by @voiceloc/media. Messages are plain words meant for end users. */
+export class MediaError extends Error {
+  override name = "MediaError";
+  readonly code: MediaErrorCode;
+
+  constructor(code: MediaErrorCode, message: string, options: MediaErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+  }
+}
+
+/** No usable ffmpeg or ffprobe binary was found (or the configured one does not run). */
+export class FfmpegNotFoundError extends MediaError {
+  override name = "FfmpegNotFoundError";
+  constructor(message: string, options: MediaErrorOptions = {}) {
+    super("FFMPEG_NOT_FOUND", message, options);
+  }
+}
+
+/** ffmpeg (or ffprobe) ran and failed. `stderrTail` holds its last diagnostic lines. */
+export class FfmpegFailedError extends MediaError {
+  override name = "FfmpegFailedError";
+  readonly exitCode: number | null;
+  readonly exitSignal: NodeJS.Signals | null;
+  readonly stderrTail: readonly string[];
+
+  constructor(
+    code: MediaErrorCode,
+    message: string,
+    details: { exitCode: number | null; exitSignal: NodeJS.Signals | null; stderrTail: readonly string[] },
+    options: MediaErrorOptions = {},
+  ) {
+    super(code, message, options);
+    this.exitCode = details.exitCode;
+    this.exitSignal = details.exitSignal;
+    this.stderrTail = details.stderrTail;
+  }
+}
+
+/** The operation was cancelled through its AbortSignal. */
+export class MediaCancelledError extends MediaError {
+  override name = "MediaCancelledError";
+  constructor(what: string, options: MediaErrorOptions = {}) {
+    super("MEDIA_CANCELLED", `${what} was cancelled.`, options);
+  }
+}
+
+/** A caller passed arguments that cannot describe a valid media operation. */
+export class MediaRequestError extends MediaError {
+  override name = "MediaRequestError";
+  constructor(message: string, options: MediaErrorOptions = {}) {
+    super("MEDIA_INVALID_REQUEST", message, options);
+  }
+}
+
+/** ffprobe output could not be understood, or the file has no usable streams. */
+export class MediaProbeError extends MediaError {
+  override name = "MediaProbeError";
+  constructor(code: MediaErrorCode, message: string, options: MediaErrorOptions = {}) {
+    super(code, message, options);
+  }
+}

@@ -1,0 +1,63 @@
+import { join } from "node:path";
+import { silentLogger } from "@voiceloc/log";
+import { makeToneWav, tempDir } from "@voiceloc/testing";
+import { describe, expect, it } from "vitest";
+import { MediaProbeError } from "./errors.ts";
+import { parseProbeJson } from "./probe.ts";
+import { resolveFfmpeg } from "./resolve.ts";
+import { createMediaToolkit } from "./toolkit.ts";
+
+describe("parseProbeJson", () => {
+  it("reads format, the first audio and video streams, and string numbers", () => {
+    expect(
+      parseProbeJson({
+        format: { format_name: "mov,mp4,m4a,3gp,3g2,mj2", duration: "12.500000" },
+        streams: [
+          { codec_type: "video", codec_name: "mjpeg", width: 300, height: 300, disposition: { attached_pic: 1 } },
+          { codec_type: "video", codec_name: "h264", width: 1280, height: "720", disposition: { attached_pic: 0 } },
+          { codec_type: "audio", codec_name: "aac", sample_rate: "44100", channels: 2 },
+          { codec_type: "audio", codec_name: "opus", sample_rate: "48000", channels: 1 },
+        ],
+      }),
+    ).toEqual({
+      durationSeconds: 12.5,
+      format: "mov,mp4,m4a,3gp,3g2,mj2",
+      audio: { codec: "aac", sampleRate: 44100, channels: 2 },
+      video: { codec: "h264", width: 1280, height: 720 },
+    });
+  });
+
+  it("ignores malformed fields instead of trusting them", () => {
+    expect(
+      parseProbeJson({
+        format: { duration: "N/A", format_name: 7 },
+        streams: [null, "x", { codec_type: "audio", sample_rate: "fast", channels: 2 }, { codec_type: "audio", sample_rate: 8000, channels: 1, duration: "2.0" }],
+      }),
+    ).toEqual({ durationSeconds: 2, format: "unknown", audio: { codec: "unknown", sampleRate: 8000, channels: 1 } });
+    expect(parseProbeJson({ streams: "nope" })).toEqual({ durationSeconds: undefined, format: "unknown" });
+    expect(() => parseProbeJson("[]")).toThrow(MediaProbeError);
+    expect(() => parseProbeJson(null)).toThrow(MediaProbeError);
+  });
+});
+
+describe("bundled fallback build", () => {
+  it("runs the same argument builders (encode, timeline, mix, probe)", async () => {
+    const { path: dir, cleanup } = await tempDir();
+    try {
+      const binaries = await resolveFfmpeg({ logger: silentLogger(), searchPath: "/nonexistent" });
+      expect(binaries.source).toBe("bundled");
+      const media = createMediaToolkit(binaries, silentLogger());
+      const a = await makeToneWav(0.5, join(dir, "a.wav"));
+      const b = await makeToneWav(0.5, join(dir, "b.wav"), { frequency: 660 });
+      const out = join(dir, "mix.mp3");
+      await media.placeClips({ clips: [{ path: a, startSeconds: 0.2 }, { path: b, startSeconds: 0.4 }], durationSeconds: 1.5, outPath: out, format: "mp3" });
+      const info = await media.probe(out);
+      expect(info.audio?.codec).toBe("mp3");
+      expect(info.durationSeconds).toBeGreaterThan(1.4);
+      await media.convertAudio({ input: out, outPath: join(dir, "mix.ogg"), format: "ogg" });
+      expect((await media.probe(join(dir, "mix.ogg"))).audio?.codec).toBe("opus");
+    } finally {
+      await cleanup();
+    }
+  });
+});

@@ -1,0 +1,132 @@
+import type { Logger } from "@voiceloc/log";
+import { buildDecodeDurationArgs, inputArgs, UNTRUSTED_MEDIA_DEMUXERS } from "./args.ts";
+import { MediaProbeError } from "./errors.ts";
+import { runProcess } from "./process.ts";
+import { ffmpegResultError, runFfmpeg } from "./run.ts";
+
+export interface AudioStreamInfo {
+  codec: string;
+  sampleRate: number;
+  channels: number;
+}
+
+export interface VideoStreamInfo {
+  codec: string;
+  width: number;
+  height: number;
+}
+
+export interface MediaInfo {
+  durationSeconds: number;
+  /** ffprobe's format name, e.g. "wav", "mp3", "ogg", "mov,mp4,m4a,3gp,3g2,mj2". */
+  format: string;
+  audio?: AudioStreamInfo;
+  video?: VideoStreamInfo;
+}
+
+type Json = Record<string, unknown>;
+
+function isObject(value: unknown): value is Json {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function str(value: unknown): string | undefined {
+  return typeof value === "string" && value !== "" ? value : undefined;
+}
+
+/** ffprobe writes numbers both as JSON numbers and as strings ("44100", "12.345000", "N/A"). */
+function num(value: unknown): number | undefined {
+  const n = typeof value === "number" ? value : typeof value === "string" && value.trim() !== "" ? Number(value) : Number.NaN;
+  return Number.isFinite(n) ? n : undefined;
+}
+
+function positiveInt(value: unknown): number | undefined {
+  const n = num(value);
+  return n !== undefined && Number.isInteger(n) && n > 0 ? n : undefined;
+}
+
+/**
+ * Reads `ffprobe -print_format json -show_format -show_streams` output without trusting its shape.
+ * `durationSeconds` is undefined when neither the container nor a stream states it.
+ */
+export function parseProbeJson(json: unknown): Omit<MediaInfo, "durationSeconds"> & { durationSeconds: number | undefined } {
+  if (!isObject(json)) throw new MediaProbeError("PROBE_FAILED", "The media file could not be inspected: ffprobe gave no description of it.");
+  const format = isObject(json.format) ? json.format : {};
+  const streams = Array.isArray(json.streams) ? json.streams.filter(isObject) : [];
+  const info: Omit<MediaInfo, "durationSeconds"> & { durationSeconds: number | undefined } = {
+    durationSeconds: undefined,
+    format: str(format.format_name) ?? "unknown",
+  };
+  let duration = num(format.duration);
+  for (const stream of streams) {
+    const type = str(stream.codec_type);
+    const disposition = isObject(stream.disposition) ? stream.disposition : {};
+    if (type === "audio" && info.audio === undefined) {
+      const sampleRate = positiveInt(stream.sample_rate);
+      const channels = positiveInt(stream.channels);
+      if (sampleRate !== undefined && channels !== undefined) {
+        info.audio = { codec: str(stream.codec_name) ?? "unknown", sampleRate, channels };
+        if (duration === undefined) duration = num(stream.duration);
+      }
+    } else if (type === "video" && info.video === undefined && num(disposition.attached_pic) !== 1) {
+      const width = positiveInt(stream.width);
+      const height = positiveInt(stream.height);
+      if (width !== undefined && height !== undefined) {
+        info.video = { codec: str(stream.codec_name) ?? "unknown", width, height };
+        if (duration === undefined) duration = num(stream.duration);
+      }
+    }
+  }
+  if (duration !== undefined && duration >= 0) info.durationSeconds = duration;
+  return info;
+}
+
+export interface ProbeOptions {
+  ffprobePath: string;
+  /** Used to measure the duration by decoding when the file's headers do not state it. */
+  ffmpegPath?: string | undefined;
+  signal?: AbortSignal | undefined;
+  logger?: Logger | undefined;
+  /** Demuxers allowed for this file. Default: ordinary audio and video containers. */
+  demuxers?: readonly string[] | undefined;
+}
+
+/** Describes a media file. Refuses files whose container is not an ordinary audio/video format. */
+export async function probe(path: string, options: ProbeOptions): Promise<MediaInfo> {
+  const demuxers = options.demuxers ?? UNTRUSTED_MEDIA_DEMUXERS;
+  const args = ["-v", "error", "-hide_banner", "-print_format", "json", "-show_format", "-show_streams", ...inputArgs(path, demuxers)];
+  const result = await runProcess(options.ffprobePath, args, { signal: options.signal, collectStdout: true, maxStdoutBytes: 8 * 1024 * 1024 });
+  const error = ffmpegResultError("ffprobe", options.ffprobePath, result, "Inspecting the media file", args);
+  if (error) throw error;
+  let json: unknown;
+  try {
+    json = JSON.parse(result.stdout.toString("utf8"));
+  } catch (cause) {
+    throw new MediaProbeError("PROBE_FAILED", "The media file could not be inspected: ffprobe's answer was not readable.", { cause });
+  }
+  const parsed = parseProbeJson(json);
+  if (parsed.audio === undefined && parsed.video === undefined) {
+    throw new MediaProbeError("MEDIA_UNREADABLE", "The file contains neither audio nor video that could be read.");
+  }
+  let durationSeconds = parsed.durationSeconds;
+  if (durationSeconds === undefined && parsed.audio !== undefined && options.ffmpegPath !== undefined) {
+    options.logger?.debug({ path }, "duration not in headers; decoding to measure it");
+    let measured = 0;
+    await runFfmpeg(buildDecodeDurationArgs(path, demuxers), {
+      ffmpegPath: options.ffmpegPath,
+      signal: options.signal,
+      what: "Measuring the media duration",
+      onProgress: (p) => {
+        measured = Math.max(measured, p.outTimeSeconds);
+      },
+    });
+    durationSeconds = measured;
+  }
+  if (durationSeconds === undefined) {
+    throw new MediaProbeError("PROBE_FAILED", "The length of the media file could not be determined.");
+  }
+  const info: MediaInfo = { durationSeconds, format: parsed.format };
+  if (parsed.audio) info.audio = parsed.audio;
+  if (parsed.video) info.video = parsed.video;
+  return info;
+}

@@ -1,0 +1,158 @@
+import { spawn } from "node:child_process";
+
+export interface RunProcessOptions {
+  signal?: AbortSignal | undefined;
+  /** Kill the process after this many milliseconds. */
+  timeoutMs?: number | undefined;
+  /** Written to the child's standard input, which is then closed. Without it stdin is /dev/null. */
+  stdin?: string | Uint8Array | undefined;
+  /** Keep standard output (up to `maxStdoutBytes`) in the result. */
+  collectStdout?: boolean | undefined;
+  /** Default 16 MiB. */
+  maxStdoutBytes?: number | undefined;
+  /** Called for each complete line written to standard output. */
+  onStdoutLine?: ((line: string) => void) | undefined;
+  /** How many trailing lines of standard error to keep. Default 40. */
+  stderrLines?: number | undefined;
+  env?: NodeJS.ProcessEnv | undefined;
+  cwd?: string | undefined;
+}
+
+export interface ProcessResult {
+  exitCode: number | null;
+  exitSignal: NodeJS.Signals | null;
+  /** Set when the process could not be started at all (ENOENT, EACCES, ...). */
+  spawnError?: NodeJS.ErrnoException;
+  /** True when the run was ended because `signal` aborted. */
+  aborted: boolean;
+  /** True when the run was ended because `timeoutMs` elapsed. */
+  timedOut: boolean;
+  stdout: Buffer;
+  stdoutTruncated: boolean;
+  /** Last lines of standard error, oldest first, blank lines dropped. */
+  stderrTail: string[];
+}
+
+const KILL_GRACE_MS = 3_000;
+
+/** Keeps the last `limit` lines of a stream without growing with its size. */
+class LineTail {
+  private readonly lines: string[] = [];
+  private partial = "";
+  constructor(private readonly limit: number) {}
+
+  push(chunk: string): void {
+    const parts = (this.partial + chunk).split(/\r\n|\r|\n/);
+    this.partial = parts.pop() ?? "";
+    if (this.partial.length > 4096) this.partial = this.partial.slice(-4096);
+    for (const part of parts) this.add(part);
+  }
+
+  finish(): string[] {
+    if (this.partial !== "") this.add(this.partial);
+    this.partial = "";
+    return [...this.lines];
+  }
+
+  private add(line: string): void {
+    const trimmed = line.trimEnd();
+    if (trimmed === "") return;
+    this.lines.push(trimmed.length > 2000 ? `${trimmed.slice(0, 2000)}…` : trimmed);
+    if (this.lines.length > this.limit) this.lines.shift();
+  }
+}
+
+/**
+ * Runs a program with an argument array (never through a shell) and resolves once it has exited.
+ * It never rejects: failures are described in the result so callers can map them to their own errors.
+ */
+export function runProcess(command: string, args: readonly string[], options: RunProcessOptions = {}): Promise<ProcessResult> {
+  return new Promise((resolve) => {
+    const stderr = new LineTail(options.stderrLines ?? 40);
+    const stdoutChunks: Buffer[] = [];
+    let stdoutBytes = 0;
+    let stdoutTruncated = false;
+    const maxStdout = options.maxStdoutBytes ?? 16 * 1024 * 1024;
+    let stdoutPartial = "";
+    let aborted = false;
+    let timedOut = false;
+    let settled = false;
+    let killTimer: NodeJS.Timeout | undefined;
+    let timeoutTimer: NodeJS.Timeout | undefined;
+
+    const base = {
+      get stdout() {
+        return Buffer.concat(stdoutChunks);
+      },
+    };
+
+    const finish = (result: Omit<ProcessResult, "stdout" | "stdoutTruncated" | "stderrTail" | "aborted" | "timedOut">): void => {
+      if (settled) return;
+      settled = true;
+      if (killTimer) clearTimeout(killTimer);
+      if (timeoutTimer) clearTimeout(timeoutTimer);
+      options.signal?.removeEventListener("abort", onAbort);
+      if (options.onStdoutLine && stdoutPartial !== "") options.onStdoutLine(stdoutPartial);
+      resolve({ ...result, aborted, timedOut, stdout: base.stdout, stdoutTruncated, stderrTail: stderr.finish() });
+    };
+
+    if (options.signal?.aborted) {
+      aborted = true;
+      finish({ exitCode: null, exitSignal: null });
+      return;
+    }
+
+    const child = spawn(command, [...args], {
+      stdio: [options.stdin === undefined ? "ignore" : "pipe", "pipe", "pipe"],
+      env: options.env,
+      cwd: options.cwd,
+      windowsHide: true,
+    });
+
+    const stop = (): void => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill("SIGTERM");
+      killTimer = setTimeout(() => child.kill("SIGKILL"), KILL_GRACE_MS);
+      killTimer.unref();
+    };
+    function onAbort(): void {
+      aborted = true;
+      stop();
+    }
+    options.signal?.addEventListener("abort", onAbort, { once: true });
+    if (options.timeoutMs !== undefined) {
+      timeoutTimer = setTimeout(() => {
+        timedOut = true;
+        stop();
+      }, options.timeoutMs);
+      timeoutTimer.unref();
+    }
+
+    child.on("error", (error: NodeJS.ErrnoException) => {
+      finish({ exitCode: null, exitSignal: null, spawnError: error });
+    });
+    child.stdout?.on("data", (chunk: Buffer) => {
+      if (options.collectStdout) {
+        if (stdoutBytes + chunk.length > maxStdout) stdoutTruncated = true;
+        else {
+          stdoutChunks.push(chunk);
+          stdoutBytes += chunk.length;
+        }
+      }
+      if (options.onStdoutLine) {
+        const parts = (stdoutPartial + chunk.toString("utf8")).split(/\r?\n/);
+        stdoutPartial = parts.pop() ?? "";
+        for (const line of parts) options.onStdoutLine(line);
+      }
+    });
+    child.stderr?.setEncoding("utf8");
+    child.stderr?.on("data", (chunk: string) => stderr.push(chunk));
+    if (child.stdin) {
+      child.stdin.on("error", () => {
+        /* the child exited before reading all input; its exit status tells the story */
+      });
+      child.stdin.end(options.stdin);
+    }
+    child.on("close", (exitCode, exitSignal) => finish({ exitCode, exitSignal }));
+  });
+}

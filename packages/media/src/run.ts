@@ -1,0 +1,159 @@
+import { randomBytes } from "node:crypto";
+import { rename, rm } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
+import type { Logger } from "@voiceloc/log";
+import { FfmpegFailedError, FfmpegNotFoundError, MediaCancelledError, type MediaErrorCode } from "./errors.ts";
+import { runProcess, type ProcessResult } from "./process.ts";
+
+export interface FfmpegProgress {
+  /** Media time written so far, in seconds. */
+  outTimeSeconds: number;
+  /** outTimeSeconds / expectedDurationSeconds, clamped to 0..1, when a duration was given. */
+  fraction?: number;
+  /** Processing speed as a multiple of real time, when ffmpeg reports it. */
+  speed?: number;
+  /** True on the final report. */
+  done: boolean;
+}
+
+export interface RunFfmpegOptions {
+  /** The ffmpeg binary (from `resolveFfmpeg`). */
+  ffmpegPath: string;
+  signal?: AbortSignal | undefined;
+  onProgress?: ((progress: FfmpegProgress) => void) | undefined;
+  /** Expected duration of the output, used to compute `fraction`. */
+  expectedDurationSeconds?: number | undefined;
+  /** Kill ffmpeg after this many milliseconds. */
+  timeoutMs?: number | undefined;
+  logger?: Logger | undefined;
+  /** What the run does, in plain words, for error messages ("Encoding the speech"). */
+  what?: string | undefined;
+}
+
+export interface FfmpegRunResult {
+  /** ffmpeg's last diagnostic lines (filters such as volumedetect report here). */
+  stderrTail: string[];
+}
+
+/** Turns ffmpeg's last stderr lines into an error code and a sentence a user can read. */
+export function describeFfmpegFailure(
+  stderrTail: readonly string[],
+  inputs: readonly string[] = [],
+): { code: MediaErrorCode; reason: string } {
+  const text = stderrTail.join("\n");
+  const inputFailed = stderrTail.some((line) => inputs.some((input) => line.startsWith(`${input}: `)));
+  if (/not on whitelist/i.test(text)) {
+    return { code: "MEDIA_FORMAT_NOT_ALLOWED", reason: "the file is not in a supported audio or video format" };
+  }
+  if (/matches no streams|does not contain any stream|Output file #0 does not contain any stream/i.test(text)) {
+    return { code: "MEDIA_NO_AUDIO", reason: "the file has no audio track that could be used" };
+  }
+  if (/Invalid data found when processing input|could not find codec parameters|moov atom not found|EBML header parsing failed/i.test(text) || inputFailed) {
+    return { code: "MEDIA_UNREADABLE", reason: "the file is damaged or is not a media file" };
+  }
+  if (/No such file or directory/i.test(text)) {
+    return { code: "MEDIA_UNREADABLE", reason: "a file it needed does not exist" };
+  }
+  if (/No space left on device/i.test(text)) return { code: "FFMPEG_FAILED", reason: "the disk is full" };
+  const last = stderrTail.at(-1);
+  return { code: "FFMPEG_FAILED", reason: last === undefined ? "it stopped without saying why" : `it reported: ${last}` };
+}
+
+/** Maps a finished process to an error, or undefined when it succeeded. */
+export function ffmpegResultError(
+  program: string,
+  binary: string,
+  result: ProcessResult,
+  what: string,
+  args: readonly string[] = [],
+): Error | undefined {
+  if (result.spawnError) {
+    return new FfmpegNotFoundError(`${what} failed: ${program} could not be started from "${binary}" (${result.spawnError.code ?? result.spawnError.message}).`, {
+      cause: result.spawnError,
+    });
+  }
+  if (result.aborted) return new MediaCancelledError(what);
+  const details = { exitCode: result.exitCode, exitSignal: result.exitSignal, stderrTail: result.stderrTail };
+  if (result.timedOut) return new FfmpegFailedError("FFMPEG_FAILED", `${what} took too long and was stopped.`, details);
+  if (result.exitCode === 0) return undefined;
+  const inputs = args.flatMap((arg, i) => (arg === "-i" && args[i + 1] !== undefined ? [args[i + 1] as string] : []));
+  const { code, reason } = describeFfmpegFailure(result.stderrTail, inputs);
+  return new FfmpegFailedError(code, `${what} failed: ${reason}.`, details);
+}
+
+function parseSeconds(value: string): number | undefined {
+  const n = Number(value);
+  return Number.isFinite(n) && n >= 0 ? n / 1_000_000 : undefined;
+}
+
+/** Runs ffmpeg with a built argument array; rejects with a readable error carrying ffmpeg's last stderr lines. */
+export async function runFfmpeg(args: readonly string[], options: RunFfmpegOptions): Promise<FfmpegRunResult> {
+  const what = options.what ?? "Processing the media";
+  const { onProgress, expectedDurationSeconds } = options;
+  let lastOutTime = 0;
+  let lastSpeed: number | undefined;
+  const report = (done: boolean): void => {
+    if (!onProgress) return;
+    const progress: FfmpegProgress = { outTimeSeconds: lastOutTime, done };
+    if (expectedDurationSeconds !== undefined && expectedDurationSeconds > 0) {
+      progress.fraction = done ? 1 : Math.min(1, Math.max(0, lastOutTime / expectedDurationSeconds));
+    }
+    if (lastSpeed !== undefined) progress.speed = lastSpeed;
+    try {
+      onProgress(progress);
+    } catch (error) {
+      options.logger?.warn({ err: error }, "progress callback threw");
+    }
+  };
+  const fullArgs = onProgress ? ["-progress", "pipe:1", ...args] : [...args];
+  options.logger?.debug({ args: fullArgs }, "running ffmpeg");
+  const result = await runProcess(options.ffmpegPath, fullArgs, {
+    signal: options.signal,
+    timeoutMs: options.timeoutMs,
+    stderrLines: 40,
+    onStdoutLine: onProgress
+      ? (line) => {
+          const eq = line.indexOf("=");
+          if (eq < 0) return;
+          const key = line.slice(0, eq);
+          const value = line.slice(eq + 1).trim();
+          if (key === "out_time_us" || key === "out_time_ms") {
+            const seconds = parseSeconds(value);
+            if (seconds !== undefined) lastOutTime = seconds;
+          } else if (key === "speed") {
+            const speed = Number.parseFloat(value);
+            lastSpeed = Number.isFinite(speed) ? speed : undefined;
+          } else if (key === "progress") {
+            report(value === "end");
+          }
+        }
+      : undefined,
+  });
+  const error = ffmpegResultError("ffmpeg", options.ffmpegPath, result, what, fullArgs);
+  if (error) {
+    options.logger?.debug({ stderr: result.stderrTail, code: result.exitCode }, "ffmpeg failed");
+    throw error;
+  }
+  return { stderrTail: result.stderrTail };
+}
+
+/** A temporary path beside `finalPath` (same file system, so the rename is atomic). */
+export function tempSiblingPath(finalPath: string): string {
+  return join(dirname(finalPath), `.${basename(finalPath)}.${randomBytes(6).toString("hex")}.tmp`);
+}
+
+/**
+ * Runs `produce` with a temporary path beside `finalPath`, then renames it into place; on failure the
+ * temporary file is removed and `finalPath` is left untouched.
+ */
+export async function withTempOutput<T>(finalPath: string, produce: (tempPath: string) => Promise<T>): Promise<T> {
+  const temp = tempSiblingPath(finalPath);
+  try {
+    const value = await produce(temp);
+    await rename(temp, finalPath);
+    return value;
+  } catch (error) {
+    await rm(temp, { force: true });
+    throw error;
+  }
+}
