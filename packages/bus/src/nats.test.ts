@@ -1,0 +1,130 @@
+import { existsSync } from "node:fs";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { connect } from "@nats-io/transport-node";
+import { jetstreamManager } from "@nats-io/jetstream";
+import { silentLogger } from "@voiceloc/log";
+import { startNatsServer, type NatsServerHandle } from "@voiceloc/testing";
+import { createNatsBus } from "./nats.ts";
+import type { Bus, DeadLetter } from "./types.ts";
+import { JobSchema, describeBusContract, sleep, waitFor, workTopology } from "./testing/contract.ts";
+
+let server: NatsServerHandle;
+
+beforeAll(async () => {
+  server = await startNatsServer();
+}, 60_000);
+
+afterAll(async () => {
+  await server?.stop();
+}, 60_000);
+
+describeBusContract("nats", async () => {
+  const bus = await createNatsBus({ url: server.url, logger: silentLogger(), name: "bus-contract" });
+  return { bus, cleanup: () => bus.close({ graceMs: 5_000 }) };
+});
+
+describe("nats specifics", { timeout: 90_000 }, () => {
+  const open: Bus[] = [];
+  const newBus = async (url = server.url) => {
+    const bus = await createNatsBus({ url, logger: silentLogger(), name: "bus-nats-specifics" });
+    open.push(bus);
+    return bus;
+  };
+  afterAll(async () => {
+    await Promise.all(open.map((bus) => bus.close({ graceMs: 5_000 })));
+  }, 60_000);
+
+  it("a durable event subscription resumes in a new process (new connection)", async () => {
+    const stream = { name: "E_restart_sub", subjects: ["rsub.ev.>"], kind: "events" as const };
+    const first = await newBus();
+    await first.provision({ streams: [stream] });
+    const seen1: number[] = [];
+    await first.subscribeEvents("rsub.ev.>", JobSchema, (e) => void seen1.push(e.data.n), { durable: "projection" });
+    for (const n of [1, 2, 3]) await first.publishEvent("rsub.ev.x", { n });
+    await waitFor(() => seen1.length === 3, "the first events");
+    await first.close();
+
+    const publisher = await newBus();
+    for (const n of [4, 5]) await publisher.publishEvent("rsub.ev.x", { n });
+    const second = await newBus();
+    const seen2: number[] = [];
+    await second.subscribeEvents("rsub.ev.>", JobSchema, (e) => void seen2.push(e.data.n), { durable: "projection" });
+    await waitFor(() => seen2.length === 2, "the events published while down");
+    await sleep(300);
+    expect(seen2).toEqual([4, 5]);
+  });
+
+  it("deletes an exhausted message from the work stream once its dead letter is handled", async () => {
+    const t = workTopology({ ackWaitMs: 1_000, maxDeliver: 1 });
+    const bus = await newBus();
+    await bus.provision(t.topology);
+    const dead: DeadLetter[] = [];
+    await bus.onDeadLetter(t.queue, async (dl) => void dead.push(dl));
+    await bus.consumeWork(t.queue, JobSchema, async (ctx) => {
+      await new Promise((resolve) => ctx.signal.addEventListener("abort", resolve));
+      return { kind: "ack" };
+    });
+    await bus.publishWork(t.subject, { n: 1 }, { msgId: `${t.id}-x` });
+    await waitFor(() => dead.length === 1, "the dead letter");
+    expect(dead[0]).toMatchObject({ kind: "max_deliveries", msgId: `${t.id}-x` });
+
+    const nc = await connect({ servers: server.url });
+    try {
+      const jsm = await jetstreamManager(nc);
+      const deadline = Date.now() + 20_000;
+      let messages = -1;
+      while (Date.now() < deadline) {
+        messages = (await jsm.streams.info(t.stream.name)).state.messages;
+        if (messages === 0) break;
+        await sleep(100);
+      }
+      expect(messages).toBe(0);
+    } finally {
+      await nc.close();
+    }
+  });
+
+  it("work and durable events survive a nats-server restart; the bus reconnects", async () => {
+    const own = await startNatsServer();
+    try {
+      const bus = await newBus(own.url);
+      const t = workTopology({ ackWaitMs: 2_000 });
+      const events = { name: "E_restart", subjects: ["rst.ev.>"], kind: "events" as const };
+      await bus.provision({ streams: [...(t.topology.streams ?? []), events], queues: t.topology.queues ?? [] });
+      const seen: number[] = [];
+      await bus.subscribeEvents("rst.ev.>", JobSchema, (e) => void seen.push(e.data.n), { durable: "gateway" });
+      await bus.publishEvent("rst.ev.x", { n: 1 });
+      await waitFor(() => seen.length === 1, "the first event");
+      await bus.publishWork(t.subject, { n: 42 }, { msgId: `${t.id}-survivor` });
+
+      await own.restart();
+
+      // Publishing right after a restart may fail until the client has reconnected; the msgId makes retrying safe.
+      const publishRetrying = async (publish: () => Promise<unknown>) => {
+        const deadline = Date.now() + 30_000;
+        for (;;) {
+          try {
+            return await publish();
+          } catch (error) {
+            if (Date.now() > deadline) throw error;
+            await sleep(250);
+          }
+        }
+      };
+      await publishRetrying(() => bus.publishEvent("rst.ev.x", { n: 2 }, { msgId: "rst-2" }));
+      await waitFor(() => seen.length >= 2, "the event after the restart", 45_000);
+      expect(seen).toEqual([1, 2]);
+
+      const handled: { n: number; msgId: string | undefined }[] = [];
+      await bus.consumeWork(t.queue, JobSchema, async (ctx) => {
+        handled.push({ n: ctx.data.n, msgId: ctx.msgId });
+        return { kind: "ack" };
+      });
+      await waitFor(() => handled.length === 1, "the work published before the restart", 45_000);
+      expect(handled[0]).toEqual({ n: 42, msgId: `${t.id}-survivor` });
+    } finally {
+      await own.stop();
+      expect(existsSync(own.storeDir)).toBe(false);
+    }
+  });
+});

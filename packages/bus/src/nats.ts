@@ -1,0 +1,374 @@
+/**
+ * The NATS adapter: JetStream (nats-server >= 2.9) via @nats-io/transport-node + @nats-io/jetstream v3.
+ */
+import {
+  connect,
+  nanos,
+  RequestError,
+  TimeoutError,
+  ClosedConnectionError,
+  DrainingConnectionError,
+  type Msg,
+  type NatsConnection,
+} from "@nats-io/transport-node";
+import {
+  AckPolicy,
+  DeliverPolicy,
+  DiscardPolicy,
+  JetStreamApiCodes,
+  JetStreamApiError,
+  RetentionPolicy,
+  StorageType,
+  jetstreamManager,
+  type ConsumerConfig,
+  type JetStreamClient,
+  type JetStreamManager,
+  type JsMsg,
+  type StreamConfig,
+} from "@nats-io/jetstream";
+import type { Logger } from "@voiceloc/log";
+import { createBusOnEngine } from "./core.ts";
+import type { ConsumerSpec, CoreMessage, CoreSubscription, Engine, Puller, RawDelivery, StoredMessage } from "./engine.ts";
+import {
+  BusClosedError,
+  BusError,
+  NoRespondersError,
+  NotProvisionedError,
+  ProvisionError,
+  PublishError,
+  RequestTimeoutError,
+  errorMessage,
+} from "./errors.ts";
+import type { Bus, StreamSpec } from "./types.ts";
+
+export interface NatsBusOptions {
+  /** One server URL, e.g. nats://127.0.0.1:4222 (or use `servers`). */
+  url?: string;
+  servers?: string | string[];
+  logger: Logger;
+  /** Connection name shown by the server (e.g. the service name). */
+  name: string;
+  /** Connect timeout and JetStream API timeout. Default 10 000 ms. */
+  timeoutMs?: number;
+}
+
+const DEFAULT_DUPLICATE_WINDOW_MS = 2 * 60_000;
+const DEFAULT_EVENTS_MAX_AGE_MS = 7 * 24 * 3_600_000;
+/** JetStream API error: stream name already in use with a different configuration. */
+const STREAM_NAME_IN_USE = 10058;
+/** JetStream API error (>= 2.10): consumer already exists (create action). */
+const CONSUMER_ALREADY_EXISTS = 10148;
+
+function apiCode(error: unknown): number | undefined {
+  return error instanceof JetStreamApiError ? error.code : undefined;
+}
+
+function causes(error: unknown): unknown[] {
+  const chain: unknown[] = [];
+  let current: unknown = error;
+  while (current !== undefined && current !== null && chain.length < 5) {
+    chain.push(current);
+    current = (current as { cause?: unknown }).cause;
+  }
+  return chain;
+}
+
+function isNoResponders(error: unknown): boolean {
+  return causes(error).some(
+    (e) => (e instanceof RequestError && e.isNoResponders()) || (e instanceof Error && e.name === "NoRespondersError"),
+  );
+}
+
+function isClosed(error: unknown): boolean {
+  return causes(error).some((e) => e instanceof ClosedConnectionError || e instanceof DrainingConnectionError);
+}
+
+function toDelivery(m: JsMsg): RawDelivery {
+  return {
+    subject: m.subject,
+    body: m.string(),
+    streamSeq: m.seq,
+    deliveryCount: m.info.deliveryCount,
+    msgId: m.headers?.get("Nats-Msg-Id") || undefined,
+    ack: () => m.ack(),
+    nak: (delayMs) => m.nak(Math.max(1, delayMs)),
+    // No reason: nats-server < 2.11 ignores "+TERM <reason>" entirely and redelivers.
+    term: () => m.term(),
+    working: () => m.working(),
+  };
+}
+
+function streamConfig(spec: StreamSpec): Partial<StreamConfig> & { name: string } {
+  const events = spec.kind === "events";
+  return {
+    name: spec.name,
+    subjects: [...spec.subjects],
+    retention: events ? RetentionPolicy.Limits : RetentionPolicy.Workqueue,
+    storage: StorageType.File,
+    discard: DiscardPolicy.Old,
+    num_replicas: 1,
+    duplicate_window: nanos(spec.duplicateWindowMs ?? DEFAULT_DUPLICATE_WINDOW_MS),
+    max_age: nanos(spec.maxAgeMs ?? (events ? DEFAULT_EVENTS_MAX_AGE_MS : 0)),
+    max_msgs: spec.maxMsgs ?? -1,
+    max_bytes: spec.maxBytes ?? -1,
+  };
+}
+
+class NatsEngine implements Engine {
+  readonly #nc: NatsConnection;
+  readonly #jsm: JetStreamManager;
+  readonly #js: JetStreamClient;
+  readonly #logger: Logger;
+
+  constructor(nc: NatsConnection, jsm: JetStreamManager, logger: Logger) {
+    this.#nc = nc;
+    this.#jsm = jsm;
+    this.#js = jsm.jetstream();
+    this.#logger = logger;
+  }
+
+  async ensureStream(spec: StreamSpec): Promise<void> {
+    const wanted = streamConfig(spec);
+    try {
+      let info = await this.#jsm.streams.info(spec.name).catch((error: unknown) => {
+        if (apiCode(error) === JetStreamApiCodes.StreamNotFound) return undefined;
+        throw error;
+      });
+      if (info === undefined) {
+        try {
+          await this.#jsm.streams.add(wanted);
+          return;
+        } catch (error) {
+          if (apiCode(error) !== STREAM_NAME_IN_USE) throw error;
+          info = await this.#jsm.streams.info(spec.name);
+        }
+      }
+      const current = info.config;
+      if (current.retention !== wanted.retention) {
+        throw new ProvisionError(`stream ${spec.name} exists with ${current.retention} retention, wanted ${wanted.retention}`);
+      }
+      const same =
+        [...current.subjects].sort().join(" ") === [...(wanted.subjects ?? [])].sort().join(" ") &&
+        current.duplicate_window === wanted.duplicate_window &&
+        current.max_age === wanted.max_age &&
+        current.max_msgs === wanted.max_msgs &&
+        current.max_bytes === wanted.max_bytes;
+      if (!same) {
+        await this.#jsm.streams.update(spec.name, {
+          subjects: wanted.subjects ?? [],
+          duplicate_window: wanted.duplicate_window ?? 0,
+          max_age: wanted.max_age ?? 0,
+          max_msgs: wanted.max_msgs ?? -1,
+          max_bytes: wanted.max_bytes ?? -1,
+        });
+        this.#logger.info({ stream: spec.name }, "stream updated");
+      }
+    } catch (error) {
+      if (error instanceof BusError) throw error;
+      throw new ProvisionError(`could not provision stream ${spec.name}: ${errorMessage(error)}`, { cause: error });
+    }
+  }
+
+  async ensureConsumer(stream: string, spec: ConsumerSpec): Promise<void> {
+    const filter = spec.filterSubject === ">" ? undefined : spec.filterSubject;
+    const updatable = {
+      ack_wait: nanos(spec.ackWaitMs),
+      max_deliver: spec.maxDeliver,
+      max_ack_pending: spec.maxAckPending,
+      ...(filter === undefined ? {} : { filter_subject: filter }),
+    };
+    const full: Partial<ConsumerConfig> = {
+      durable_name: spec.name,
+      ack_policy: AckPolicy.Explicit,
+      deliver_policy: spec.deliverPolicy === "new" ? DeliverPolicy.New : DeliverPolicy.All,
+      ...updatable,
+    };
+    try {
+      const info = await this.#jsm.consumers.info(stream, spec.name).catch((error: unknown) => {
+        if (apiCode(error) === JetStreamApiCodes.ConsumerNotFound) return undefined;
+        throw error;
+      });
+      if (info === undefined) {
+        try {
+          await this.#jsm.consumers.add(stream, full);
+          return;
+        } catch (error) {
+          if (apiCode(error) !== CONSUMER_ALREADY_EXISTS) throw error;
+        }
+      } else {
+        const c = info.config;
+        const same =
+          c.ack_wait === updatable.ack_wait &&
+          c.max_deliver === updatable.max_deliver &&
+          c.max_ack_pending === updatable.max_ack_pending &&
+          (c.filter_subject || undefined) === filter;
+        if (same) return;
+      }
+      await this.#jsm.consumers.update(stream, spec.name, updatable);
+      this.#logger.info({ stream, consumer: spec.name }, "consumer updated");
+    } catch (error) {
+      throw new ProvisionError(`could not provision consumer ${stream}/${spec.name}: ${errorMessage(error)}`, { cause: error });
+    }
+  }
+
+  async puller(stream: string, consumer: string): Promise<Puller> {
+    let pull;
+    try {
+      pull = await this.#js.consumers.get(stream, consumer);
+    } catch (error) {
+      const code = apiCode(error);
+      if (code === JetStreamApiCodes.ConsumerNotFound || code === JetStreamApiCodes.StreamNotFound) {
+        throw new NotProvisionedError(`consumer ${stream}/${consumer} does not exist; call provision() first`, { cause: error });
+      }
+      if (isClosed(error)) throw new BusClosedError({ cause: error });
+      throw error;
+    }
+    const c = pull;
+    return {
+      async next(signal: AbortSignal, expiresMs: number): Promise<RawDelivery | null> {
+        if (signal.aborted) return null;
+        const messages = await c.fetch({ max_messages: 1, expires: expiresMs });
+        const onAbort = () => {
+          void messages.close();
+        };
+        signal.addEventListener("abort", onAbort, { once: true });
+        if (signal.aborted) onAbort();
+        try {
+          for await (const m of messages) return toDelivery(m);
+          return null;
+        } finally {
+          signal.removeEventListener("abort", onAbort);
+        }
+      },
+    };
+  }
+
+  async publish(subject: string, body: string, options: { msgId?: string }) {
+    try {
+      const ack = await this.#js.publish(subject, body, options.msgId === undefined ? {} : { msgID: options.msgId });
+      return { stream: ack.stream, seq: ack.seq, duplicate: ack.duplicate };
+    } catch (error) {
+      if (isClosed(error)) throw new BusClosedError({ cause: error });
+      if (isNoResponders(error)) {
+        throw new PublishError("no_stream", subject, `no stream captures ${subject} (or JetStream is unavailable)`, { cause: error });
+      }
+      throw new PublishError("publish_failed", subject, `publish on ${subject} failed: ${errorMessage(error)}`, { cause: error });
+    }
+  }
+
+  async getMessage(stream: string, seq: number): Promise<StoredMessage | null> {
+    try {
+      const m = await this.#jsm.streams.getMessage(stream, { seq });
+      if (m === null) return null;
+      return { subject: m.subject, body: m.string(), seq: m.seq, msgId: m.header?.get("Nats-Msg-Id") || undefined };
+    } catch (error) {
+      if (apiCode(error) === JetStreamApiCodes.StreamNotFound) {
+        throw new NotProvisionedError(`stream ${stream} does not exist`, { cause: error });
+      }
+      throw error;
+    }
+  }
+
+  async deleteMessage(stream: string, seq: number): Promise<void> {
+    try {
+      await this.#jsm.streams.deleteMessage(stream, seq, false);
+    } catch (error) {
+      if (apiCode(error) === JetStreamApiCodes.NoMessageFound) return;
+      // 2.9 reports a missing sequence as a generic 10057 ("no message found" / "sequence > last sequence").
+      if (/no message|not found|sequence/i.test(errorMessage(error))) return;
+      throw error;
+    }
+  }
+
+  async findStream(pattern: string): Promise<string | undefined> {
+    try {
+      return await this.#jsm.streams.find(pattern);
+    } catch {
+      return undefined;
+    }
+  }
+
+  async subscribe(pattern: string, options: { queue?: string }, callback: (message: CoreMessage) => void): Promise<CoreSubscription> {
+    const sub = this.#nc.subscribe(pattern, {
+      ...(options.queue === undefined ? {} : { queue: options.queue }),
+      callback: (error, msg: Msg) => {
+        if (error) {
+          this.#logger.warn({ err: error, subject: pattern }, `subscription error: ${errorMessage(error)}`);
+          return;
+        }
+        callback({
+          subject: msg.subject,
+          body: msg.string(),
+          respond: (body) => {
+            if (msg.reply) msg.respond(body);
+          },
+        });
+      },
+    });
+    await this.#nc.flush();
+    return {
+      unsubscribe: async () => {
+        if (this.#nc.isClosed()) return;
+        await sub.drain().catch(() => undefined);
+      },
+    };
+  }
+
+  async request(subject: string, body: string, timeoutMs: number): Promise<string> {
+    try {
+      const reply = await this.#nc.request(subject, body, { timeout: timeoutMs });
+      return reply.string();
+    } catch (error) {
+      if (isNoResponders(error)) throw new NoRespondersError(subject, { cause: error });
+      if (causes(error).some((e) => e instanceof TimeoutError)) throw new RequestTimeoutError(subject, timeoutMs, { cause: error });
+      if (isClosed(error)) throw new BusClosedError({ cause: error });
+      throw new BusError("publish_failed", `request on ${subject} failed: ${errorMessage(error)}`, { cause: error });
+    }
+  }
+
+  async flush(): Promise<void> {
+    if (this.#nc.isClosed() || this.#nc.isDraining()) return;
+    await this.#nc.flush();
+  }
+
+  async close(): Promise<void> {
+    if (this.#nc.isClosed()) return;
+    try {
+      await this.#nc.drain();
+    } catch (error) {
+      this.#logger.warn({ err: error }, `drain failed: ${errorMessage(error)}`);
+      await this.#nc.close();
+    }
+  }
+}
+
+/** Connects to NATS (reconnecting forever) and returns the bus. Needs JetStream enabled on the server. */
+export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
+  const servers = options.servers ?? options.url;
+  if (servers === undefined) throw new BusError("invalid_argument", "createNatsBus needs url or servers");
+  const timeout = options.timeoutMs ?? 10_000;
+  const logger = options.logger.child({ component: "bus", bus: "nats" });
+  const nc = await connect({
+    servers,
+    name: options.name,
+    timeout,
+    maxReconnectAttempts: -1,
+    reconnectTimeWait: 1_000,
+  });
+  void (async () => {
+    for await (const status of nc.status()) {
+      if (status.type === "disconnect") logger.warn({ server: status.server }, "nats disconnected");
+      else if (status.type === "reconnect") logger.info({ server: status.server }, "nats reconnected");
+      else if (status.type === "error") logger.warn({ err: status.error }, "nats error");
+    }
+  })().catch(() => undefined);
+  let jsm: JetStreamManager;
+  try {
+    jsm = await jetstreamManager(nc, { timeout });
+  } catch (error) {
+    await nc.close();
+    throw new BusError("provision_failed", `JetStream is not available: ${errorMessage(error)}`, { cause: error });
+  }
+  logger.info({ server: nc.getServer(), version: nc.info?.version }, "nats bus connected");
+  return createBusOnEngine(new NatsEngine(nc, jsm, logger), logger);
+}

@@ -1,0 +1,200 @@
+import { z } from "@hono/zod-openapi";
+import { LANGUAGES, LANGUAGE_CODES } from "./languages.ts";
+import { pyBool, pyEnum, pyHttpUrl, pyInt, pyStr, pyUuid } from "./pydantic/index.ts";
+
+/* ------------------------------------------------------------------ enums */
+
+export const TASK_STATUSES = ["queued", "processing", "completed", "failed"] as const;
+export type TaskStatus = (typeof TASK_STATUSES)[number];
+
+export const SUBTITLE_MODES = ["burn_in", "side_file"] as const;
+export const SUBTITLE_FORMATS = ["srt", "vtt"] as const;
+export const AUDIO_FORMATS = ["mp3", "wav", "ogg", "flac"] as const;
+export type AudioFormat = (typeof AUDIO_FORMATS)[number];
+
+/** Documented limits (also stated in the OpenAPI description). */
+export const LIMITS = {
+  fileReferenceLength: 2048,
+  nameLength: 500,
+  voiceNameLength: 100,
+  synthesisTextLength: 5000,
+  listDefault: 50,
+  listMax: 200,
+  idempotencyKeyLength: 255,
+} as const;
+
+export const LanguageSchema = z.enum(LANGUAGES).openapi("Language", {
+  description: "Language of a text or speech. Case-sensitive; exactly these values.",
+});
+const languageIn = () => pyEnum(LANGUAGES).openapi({ description: "A Language value (see the Language schema)." });
+
+export const TaskStatusSchema = z.enum(TASK_STATUSES).openapi("TaskStatus", {
+  description:
+    "Status of the processing task: `queued` (stored, waiting for a worker) → `processing` → `completed` | `failed` (see `task_error`).",
+});
+
+const fileRef = (what: string) =>
+  pyStr({ min: 1, max: LIMITS.fileReferenceLength }).openapi({
+    description: `Reference to the ${what}: an \`http(s)://\` URL reachable from the service (private and loopback addresses are refused), an \`s3://bucket/key\` or \`gs://bucket/key\` URI (fetched through the configured S3-compatible endpoint), or a path relative to the server's MEDIA_ROOT.`,
+    example: "https://example.com/books/chapter-1.txt",
+  });
+
+const taskFields = {
+  task_status: TaskStatusSchema,
+  task_progress: z.number().min(0).max(100).openapi({ description: "Progress in percent, 0–100; never moves backwards." }),
+  task_error: z
+    .string()
+    .nullable()
+    .openapi({ description: "Why the task failed, in plain words; null unless `task_status` is `failed`." }),
+  localized_file: z.string().url().nullable().openapi({
+    description: "Signed download URL of the result, valid for 1 hour from this read; null until the task completes.",
+  }),
+  date_created: z.string().datetime().openapi({ example: "2026-11-22T06:30:00.000Z" }),
+  date_updated: z.string().datetime().openapi({ example: "2026-11-22T06:31:12.000Z" }),
+};
+
+/* ------------------------------------------------------------ audio books */
+
+export const AudioBookSchema = z
+  .object({
+    id: z.string().uuid(),
+    file: z.string(),
+    name: z.string(),
+    source_language: LanguageSchema,
+    target_language: LanguageSchema,
+    audio_book_cover: z.string().nullable().openapi({ description: "Public URI of the cover image." }),
+    ...taskFields,
+  })
+  .openapi("AudioBook");
+
+export const CreateAudioBookSchema = z
+  .object({
+    file: fileRef("text file (UTF-8, or UTF-16 with a byte order mark)"),
+    name: pyStr({ min: 1, max: LIMITS.nameLength }).openapi({ description: "Title of the audio book.", example: "The Little Prince" }),
+    source_language: languageIn(),
+    target_language: languageIn(),
+    use_voice_clone: pyBool().optional().openapi({ description: "Whether a voice clone is used. Default false." }),
+    preset_voice_name: pyStr({ min: 1, max: LIMITS.voiceNameLength })
+      .nullable()
+      .optional()
+      .openapi({ description: "Preset voice for the audio (see `GET /v1/voices`); default: the target language's most natural voice." }),
+    voice_clone_sample: pyStr({ min: 1, max: LIMITS.fileReferenceLength })
+      .nullable()
+      .optional()
+      .openapi({ description: "Public URL of a sample voice audio. Used only when use_voice_clone is true." }),
+  })
+  .openapi("CreateAudioBook");
+
+export const UpdateAudioBookSchema = z
+  .object({
+    name: pyStr({ min: 1, max: LIMITS.nameLength }).optional().openapi({ description: "New title." }),
+    audio_book_cover: pyHttpUrl()
+      .nullable()
+      .optional()
+      .openapi({ description: "Public http(s) URI of the cover image; null removes the cover." }),
+  })
+  .openapi("UpdateAudioBook");
+
+/* ---------------------------------------------------------- voice streams */
+
+export const VoiceStreamSchema = z
+  .object({
+    id: z.string().uuid(),
+    file: z.string(),
+    source_language: LanguageSchema,
+    target_language: LanguageSchema,
+    ...taskFields,
+  })
+  .openapi("VoiceStream");
+
+export const CreateVoiceStreamSchema = z
+  .object({
+    file: fileRef("audio file"),
+    source_language: languageIn(),
+    target_language: languageIn(),
+    voice: pyStr({ min: 1, max: LIMITS.voiceNameLength })
+      .nullable()
+      .optional()
+      .openapi({ description: "Preset voice for the translated speech; default: the target language's most natural voice." }),
+  })
+  .openapi("CreateVoiceStream");
+
+/* ------------------------------------------------------------- subtitles */
+
+export const SubtitleJobSchema = z
+  .object({
+    id: z.string().uuid(),
+    file: z.string(),
+    source_language: LanguageSchema,
+    target_language: LanguageSchema,
+    mode: z.enum(SUBTITLE_MODES),
+    subtitle_format: z.enum(SUBTITLE_FORMATS),
+    ...taskFields,
+    localized_file: taskFields.localized_file.openapi({
+      description: "Signed URL of the video with subtitles burned in (mode `burn_in`); null otherwise or until completed.",
+    }),
+    subtitle_file: z.string().url().nullable().openapi({
+      description: "Signed URL of the subtitle file (SRT or WebVTT), valid for 1 hour; null until completed.",
+    }),
+  })
+  .openapi("SubtitleJob");
+
+export const SubtitleVideoSchema = z
+  .object({
+    file: fileRef("video file"),
+    source_language: languageIn(),
+    target_language: languageIn(),
+    mode: pyEnum(SUBTITLE_MODES).optional().openapi({ description: "`burn_in` (default) renders the subtitles into the video; `side_file` delivers only the subtitle file." }),
+    subtitle_format: pyEnum(SUBTITLE_FORMATS).optional().openapi({ description: "`srt` (default) or `vtt`." }),
+  })
+  .openapi("SubtitleVideo");
+
+/* ---------------------------------------------------------------- speech */
+
+const languageCodes = Object.values(LANGUAGE_CODES);
+
+export const SpeechSynthesisRequestSchema = z
+  .object({
+    text: pyStr({ min: 1, max: LIMITS.synthesisTextLength }).openapi({
+      description: `Text to synthesise, 1–${LIMITS.synthesisTextLength} characters.`,
+      example: "Hello, and welcome to the show.",
+    }),
+    language: pyEnum([...LANGUAGES, ...languageCodes]).openapi({
+      description: "Language of the text: a Language name or its ISO 639-1 code (`en`, `fr`, …).",
+      example: "English",
+    }),
+    voice: pyStr({ min: 1, max: LIMITS.voiceNameLength })
+      .nullable()
+      .optional()
+      .openapi({ description: "Voice name from `GET /v1/voices`; default: the language's most natural voice." }),
+    format: pyEnum(AUDIO_FORMATS).optional().openapi({ description: "Output audio format: `mp3` (default), `wav`, `ogg` (Opus) or `flac`." }),
+  })
+  .openapi("SpeechSynthesisRequest");
+
+export const SpeechSynthesisResponseSchema = z
+  .object({
+    audio_url: z.string().url().openapi({ description: "Signed link to the audio file, valid for 1 hour." }),
+    duration_seconds: z.number().openapi({ description: "Duration of the audio in seconds, measured from the file." }),
+  })
+  .openapi("SpeechSynthesisResponse");
+
+/* ------------------------------------------------------- shared pieces */
+
+export const ErrorSchema = z
+  .object({ detail: z.string() })
+  .openapi("Error", { description: "Error other than validation: a human-readable `detail`." });
+
+export const ListQuerySchema = z.object({
+  limit: pyInt({ ge: 1, le: LIMITS.listMax })
+    .optional()
+    .openapi({ description: `Page size, 1–${LIMITS.listMax}; default ${LIMITS.listDefault}.` }),
+  cursor: pyStr({ min: 1, max: 512 }).optional().openapi({
+    description: "Opaque cursor from the previous page's `Link: <…>; rel=\"next\"` header.",
+  }),
+  task_status: pyEnum(TASK_STATUSES).optional().openapi({ description: "Only records with this status." }),
+});
+
+export function uuidParam<const N extends string>(name: N) {
+  const field = pyUuid().openapi({ param: { name, in: "path" }, format: "uuid" });
+  return z.object({ [name]: field } as { [K in N]: typeof field });
+}

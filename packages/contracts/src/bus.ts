@@ -1,0 +1,143 @@
+/**
+ * Everything that crosses the bus: subjects, the topology with per-queue settings,
+ * and the zod schemas both publishers and consumers parse through.
+ */
+import { z } from "zod";
+import { LANGUAGES } from "./languages.ts";
+import { AUDIO_FORMATS, SUBTITLE_FORMATS, SUBTITLE_MODES, TASK_STATUSES } from "./api.ts";
+
+export const TASK_KINDS = ["audiobook", "voice-stream", "subtitle"] as const;
+export type TaskKind = (typeof TASK_KINDS)[number];
+
+export const SUBJECTS = {
+  work: (kind: TaskKind) => `work.${kind}` as const,
+  /** events.task.<kind>.<task id> */
+  taskEvent: (kind: TaskKind, taskId: string) => `events.task.${kind}.${taskId}` as const,
+  allTaskEvents: "events.task.>",
+  synthesize: "svc.synthesis.synthesize",
+  voices: "svc.synthesis.voices",
+} as const;
+
+export const STREAMS = {
+  work: { name: "WORK", subjects: ["work.>"], kind: "work" as const, duplicateWindowMs: 10 * 60_000 },
+  events: { name: "EVENTS", subjects: ["events.>"], kind: "events" as const, maxAgeMs: 7 * 24 * 3_600_000, duplicateWindowMs: 10 * 60_000 },
+} as const;
+
+/** Per-queue settings: ack wait (workers send in-progress acks meanwhile), deliveries, back-off. */
+export const WORK_QUEUES = {
+  audiobook: {
+    stream: STREAMS.work.name,
+    name: "audiobook",
+    subject: "work.audiobook",
+    ackWaitMs: 60_000,
+    maxDeliver: 5,
+    backoffMs: [5_000, 30_000, 120_000, 600_000],
+  },
+  "voice-stream": {
+    stream: STREAMS.work.name,
+    name: "voice-stream",
+    subject: "work.voice-stream",
+    ackWaitMs: 60_000,
+    maxDeliver: 5,
+    backoffMs: [5_000, 30_000, 120_000, 600_000],
+  },
+  subtitle: {
+    stream: STREAMS.work.name,
+    name: "subtitle",
+    subject: "work.subtitle",
+    ackWaitMs: 60_000,
+    maxDeliver: 5,
+    backoffMs: [5_000, 30_000, 120_000, 600_000],
+  },
+} as const satisfies Record<TaskKind, { stream: string; name: string; subject: string; ackWaitMs: number; maxDeliver: number; backoffMs: number[] }>;
+
+/** The gateway's durable consumer of task events (the projection). */
+export const PROJECTION_DURABLE = "gateway-projection";
+
+const Language = z.enum(LANGUAGES);
+
+const workBase = {
+  task_id: z.string().uuid(),
+  account_id: z.string().min(1),
+  file: z.string().min(1),
+  source_language: Language,
+  target_language: Language,
+};
+
+export const AudioBookWorkSchema = z.object({
+  kind: z.literal("audiobook"),
+  ...workBase,
+  name: z.string(),
+  preset_voice_name: z.string().nullable(),
+  use_voice_clone: z.boolean(),
+  voice_clone_sample: z.string().nullable(),
+});
+
+export const VoiceStreamWorkSchema = z.object({
+  kind: z.literal("voice-stream"),
+  ...workBase,
+  voice: z.string().nullable(),
+});
+
+export const SubtitleWorkSchema = z.object({
+  kind: z.literal("subtitle"),
+  ...workBase,
+  mode: z.enum(SUBTITLE_MODES),
+  subtitle_format: z.enum(SUBTITLE_FORMATS),
+});
+
+export const WorkMessageSchema = z.discriminatedUnion("kind", [AudioBookWorkSchema, VoiceStreamWorkSchema, SubtitleWorkSchema]);
+export type WorkMessage = z.infer<typeof WorkMessageSchema>;
+export type AudioBookWork = z.infer<typeof AudioBookWorkSchema>;
+export type VoiceStreamWork = z.infer<typeof VoiceStreamWorkSchema>;
+export type SubtitleWork = z.infer<typeof SubtitleWorkSchema>;
+
+/** Progress of a task, published by its worker; `seq` rises with every event of the task. */
+export const TaskEventSchema = z.object({
+  task_id: z.string().uuid(),
+  kind: z.enum(TASK_KINDS),
+  seq: z.number().int().positive(),
+  status: z.enum(TASK_STATUSES),
+  progress: z.number().min(0).max(100),
+  error: z.string().nullable().optional(),
+  /** Blob key of the result (completed). */
+  result_key: z.string().nullable().optional(),
+  /** Blob key of a subtitle file (completed subtitle jobs). */
+  subtitle_key: z.string().nullable().optional(),
+  at: z.string().datetime(),
+});
+export type TaskEvent = z.infer<typeof TaskEventSchema>;
+
+export const SynthesizeRequestSchema = z.object({
+  text: z.string().min(1),
+  language: Language,
+  voice: z.string().nullable(),
+  format: z.enum(AUDIO_FORMATS),
+  account_id: z.string().min(1),
+  request_id: z.string(),
+});
+export type SynthesizeRequest = z.infer<typeof SynthesizeRequestSchema>;
+
+export const SynthesizeReplySchema = z.object({
+  key: z.string().min(1),
+  duration_seconds: z.number().nonnegative(),
+  voice: z.string(),
+});
+export type SynthesizeReply = z.infer<typeof SynthesizeReplySchema>;
+
+/** Error codes the synthesis service replies with (carried as RemoteError.code). */
+export const SYNTHESIS_ERROR_CODES = ["unknown_voice", "voice_language_mismatch", "language_not_supported", "text_not_speakable"] as const;
+
+export const VoiceSchema = z.object({
+  name: z.string(),
+  language: Language,
+  engine: z.string(),
+  gender: z.string().nullable().optional(),
+  description: z.string(),
+  default: z.boolean(),
+});
+export type Voice = z.infer<typeof VoiceSchema>;
+
+export const VoicesRequestSchema = z.object({});
+export const VoicesReplySchema = z.object({ voices: z.array(VoiceSchema) });
+export type VoicesReply = z.infer<typeof VoicesReplySchema>;

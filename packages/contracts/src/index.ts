@@ -1,0 +1,4 @@
+export * from "./languages.ts";
+export * from "./api.ts";
+export * from "./bus.ts";
+export * from "./pydantic/index.ts";
