@@ -1,8 +1,24 @@
+import { existsSync, readdirSync } from "node:fs";
 import { defineConfig } from "vitest/config";
+
+// Every package and service is a vitest project. Those with a vitest.config.ts of their own
+// use it; the others get these defaults (a loaded 2-core machine needs generous timeouts).
+const dirs = ["packages", "services"].flatMap((group) =>
+  readdirSync(group, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory())
+    .map((entry) => `${group}/${entry.name}`),
+);
 
 export default defineConfig({
   test: {
-    projects: ["packages/*", "services/*"],
+    projects: dirs.map((dir) =>
+      existsSync(`${dir}/vitest.config.ts`)
+        ? dir
+        : {
+            extends: true,
+            test: { name: dir.split("/")[1], dir, include: ["**/*.test.ts"] },
+          },
+    ),
     testTimeout: 60_000,
     hookTimeout: 60_000,
   },

@@ -91,15 +91,28 @@ export const EnvSchema = z
       }),
     MAX_BODY_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
     SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
+    BLOB_STORE: z.enum(["fs", "nats"]).default("fs"),
+    FFMPEG_PATH: optionalString,
+    SYNTHESIS_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
+    OPENAI_BASE_URL: optionalUrl(["http:", "https:"]),
+    OPENAI_API_KEY: optionalString,
+    OPENAI_TTS_MODEL: z.string().min(1).default("gpt-4o-mini-tts"),
+    OPENAI_TTS_VOICES: z
+      .string()
+      .default("alloy,ash,coral,echo,fable,nova,onyx,sage,shimmer")
+      .transform((v) => v.split(",").map((s) => s.trim()).filter(Boolean)),
+    /** Set by pnpm to the directory the command was run from; relative paths resolve against it. */
+    INIT_CWD: optionalString,
   })
   .transform((env) => {
-    const dataDir = resolve(env.DATA_DIR);
+    const base = env.INIT_CWD ?? process.cwd();
+    const dataDir = resolve(base, env.DATA_DIR);
     return {
       nodeEnv: env.NODE_ENV,
       port: env.PORT,
       host: env.HOST,
       dataDir,
-      mediaRoot: resolve(env.MEDIA_ROOT ?? resolve(dataDir, "media")),
+      mediaRoot: env.MEDIA_ROOT ? resolve(base, env.MEDIA_ROOT) : resolve(dataDir, "media"),
       publicBaseUrl: (env.PUBLIC_BASE_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, ""),
       seedKeys: env.VOICELOC_API_KEYS,
       jwt: {
@@ -115,6 +128,12 @@ export const EnvSchema = z
       services: env.SERVICES,
       maxBodyBytes: env.MAX_BODY_BYTES,
       shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,
+      blobStore: env.BLOB_STORE,
+      ffmpegPath: env.FFMPEG_PATH,
+      synthesisConcurrency: env.SYNTHESIS_CONCURRENCY,
+      openaiTts: env.OPENAI_BASE_URL
+        ? { baseUrl: env.OPENAI_BASE_URL, apiKey: env.OPENAI_API_KEY, model: env.OPENAI_TTS_MODEL, voices: env.OPENAI_TTS_VOICES }
+        : undefined,
     };
   });
 
@@ -150,6 +169,7 @@ export function redactConfig(config: Config): Record<string, unknown> {
     signingSecret: config.signingSecret ? "[redacted]" : undefined,
     mongodb: config.mongodb ? { url: redactUrl(config.mongodb.url), dbName: config.mongodb.dbName } : undefined,
     natsUrl: config.natsUrl ? redactUrl(config.natsUrl) : undefined,
+    openaiTts: config.openaiTts ? { ...config.openaiTts, apiKey: config.openaiTts.apiKey ? "[redacted]" : undefined } : undefined,
   };
 }
 

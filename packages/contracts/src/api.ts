@@ -198,3 +198,22 @@ export function uuidParam<const N extends string>(name: N) {
   const field = pyUuid().openapi({ param: { name, in: "path" }, format: "uuid" });
   return z.object({ [name]: field } as { [K in N]: typeof field });
 }
+
+/* ---------------------------------------------------------------- voices */
+
+export const VoiceInfoSchema = z
+  .object({
+    name: z.string().openapi({ description: "Voice name to pass as `voice` / `preset_voice_name`.", example: "flite:slt" }),
+    language: LanguageSchema,
+    engine: z.string().openapi({ example: "flite" }),
+    gender: z.string().nullable().optional(),
+    description: z.string(),
+    default: z.boolean().openapi({ description: "True for the language's default voice (its most natural one)." }),
+  })
+  .openapi("Voice");
+
+export const VoicesQuerySchema = z.object({
+  language: pyEnum([...LANGUAGES, ...languageCodes])
+    .optional()
+    .openapi({ description: "Only voices of this language (a Language name or its ISO 639-1 code)." }),
+});

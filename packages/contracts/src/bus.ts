@@ -18,13 +18,31 @@ export const SUBJECTS = {
   voices: "svc.synthesis.voices",
 } as const;
 
-export const STREAMS = {
-  work: { name: "WORK", subjects: ["work.>"], kind: "work" as const, duplicateWindowMs: 10 * 60_000 },
-  events: { name: "EVENTS", subjects: ["events.>"], kind: "events" as const, maxAgeMs: 7 * 24 * 3_600_000, duplicateWindowMs: 10 * 60_000 },
-} as const;
+/** Stream and queue settings, structurally the bus package's StreamSpec and WorkQueueSpec. */
+export interface StreamSettings {
+  name: string;
+  subjects: string[];
+  kind: "work" | "events";
+  duplicateWindowMs?: number;
+  maxAgeMs?: number;
+}
+
+export interface QueueSettings {
+  stream: string;
+  name: string;
+  subject: string;
+  ackWaitMs: number;
+  maxDeliver: number;
+  backoffMs: number[];
+}
+
+export const STREAMS: { work: StreamSettings; events: StreamSettings } = {
+  work: { name: "WORK", subjects: ["work.>"], kind: "work", duplicateWindowMs: 10 * 60_000 },
+  events: { name: "EVENTS", subjects: ["events.>"], kind: "events", maxAgeMs: 7 * 24 * 3_600_000, duplicateWindowMs: 10 * 60_000 },
+};
 
 /** Per-queue settings: ack wait (workers send in-progress acks meanwhile), deliveries, back-off. */
-export const WORK_QUEUES = {
+export const WORK_QUEUES: Record<TaskKind, QueueSettings> = {
   audiobook: {
     stream: STREAMS.work.name,
     name: "audiobook",
@@ -49,7 +67,7 @@ export const WORK_QUEUES = {
     maxDeliver: 5,
     backoffMs: [5_000, 30_000, 120_000, 600_000],
   },
-} as const satisfies Record<TaskKind, { stream: string; name: string; subject: string; ackWaitMs: number; maxDeliver: number; backoffMs: number[] }>;
+};
 
 /** The gateway's durable consumer of task events (the projection). */
 export const PROJECTION_DURABLE = "gateway-projection";

@@ -1,0 +1,208 @@
+import { randomUUID } from "node:crypto";
+import { OpenAPIHono } from "@hono/zod-openapi";
+import { swaggerUI } from "@hono/swagger-ui";
+import { HTTPException } from "hono/http-exception";
+import { requestId } from "hono/request-id";
+import type { Context } from "hono";
+import { toValidationDetail } from "@voiceloc/contracts";
+import type { Logger } from "@voiceloc/log";
+import type { Store } from "@voiceloc/store";
+import type { Authenticator } from "./auth/authenticator.ts";
+import { parseJson, limitBody } from "./http/body.ts";
+import type { GatewayApp, GatewayEnv } from "./http/context.ts";
+import { HttpProblem, ValueError422 } from "./http/errors.ts";
+import type { IdempotencyStore } from "./http/idempotency.ts";
+import type { AudioBookDoc, SubtitleDoc, TaskDispatcher, UrlSigner, VoiceStreamDoc } from "./records/kinds.ts";
+import type { TaskRepository } from "./records/repository.ts";
+import { registerAudioBooks } from "./routes/audio-books.ts";
+import { registerVoiceStreams } from "./routes/voice-streams.ts";
+import { registerSubtitles } from "./routes/subtitles.ts";
+import { registerSpeech, type Synthesizer } from "./routes/speech.ts";
+import { registerVoices } from "./routes/voices.ts";
+import { registerFiles } from "./routes/files.ts";
+import type { VoiceCatalog } from "./mesh/synthesizer.ts";
+import type { BlobStore, SigningSecrets } from "@voiceloc/blobs";
+import { API_DESCRIPTION } from "./openapi-description.ts";
+
+export interface GatewayDeps {
+  logger: Logger;
+  store: Store;
+  authenticator: Authenticator;
+  idempotency: IdempotencyStore;
+  audioBooks: TaskRepository<AudioBookDoc>;
+  voiceStreams: TaskRepository<VoiceStreamDoc>;
+  subtitles: TaskRepository<SubtitleDoc>;
+  signer: UrlSigner;
+  dispatcher: TaskDispatcher;
+  synthesizer?: Synthesizer | undefined;
+  voiceCatalog?: VoiceCatalog | undefined;
+  /** Blob store and secret for signed downloads (`/v1/files/…`). */
+  files?: { blobs: BlobStore; secret: SigningSecrets } | undefined;
+  /** Checks of other parts (bus, workers) for /readyz. */
+  readinessChecks?: Array<{ name: string; check: () => Promise<void> }>;
+  publicBaseUrl: string;
+  maxBodyBytes: number;
+  fileReferenceCheck: (ref: string) => string | null;
+  now?: () => Date;
+  newId?: () => string;
+}
+
+const LOCATION: Record<string, "body" | "query" | "path" | "header"> = {
+  json: "body",
+  form: "body",
+  query: "query",
+  param: "path",
+  header: "header",
+  cookie: "header",
+};
+
+export function createApp(deps: GatewayDeps): GatewayApp {
+  const app: GatewayApp = new OpenAPIHono<GatewayEnv>({
+    defaultHook: (result, c) => {
+      if (!result.success) {
+        const location = LOCATION[result.target] ?? "body";
+        // @hono/zod-validator hands the hook the validated input as `data`; the type omits it.
+        const data = (result as { data?: unknown }).data;
+        return c.json({ detail: toValidationDetail(result.error, data, location) }, 422);
+      }
+      return undefined;
+    },
+  });
+
+  app.use("*", requestId({ headerName: "X-Request-Id", generator: () => randomUUID() }));
+  app.use("*", async (c, next) => {
+    const log = deps.logger.child({ requestId: c.get("requestId") });
+    c.set("log", log);
+    const started = performance.now();
+    await next();
+    const ms = Math.round((performance.now() - started) * 10) / 10;
+    const status = c.res.status;
+    const fields = { method: c.req.method, path: c.req.path, status, ms, account: c.get("principal")?.accountId };
+    if (status >= 500) log.error(fields, "request failed");
+    else log.info(fields, "request");
+  });
+
+  // Authentication first (401 before 422), for every /v1 operation.
+  app.use("/v1/*", async (c, next) => {
+    // Signed downloads carry their own credential (the signature).
+    if (c.req.path.startsWith("/v1/files/")) return next();
+    const principal = await deps.authenticator.authenticate({
+      apiKey: c.req.header("api-key"),
+      authorization: c.req.header("authorization"),
+    });
+    c.set("principal", principal);
+    await next();
+  });
+  app.use("/v1/*", limitBody(deps.maxBodyBytes));
+  app.use("/v1/*", parseJson());
+
+  app.openAPIRegistry.registerComponent("securitySchemes", "APIKeyHeader", {
+    type: "apiKey",
+    in: "header",
+    name: "API-KEY",
+    description: "An API key of the calling account.",
+  });
+  app.openAPIRegistry.registerComponent("securitySchemes", "HTTPBearer", {
+    type: "http",
+    scheme: "bearer",
+    description: "An API key, or an access token (JWT, HS256/RS256/ES256) whose `sub` is the account.",
+  });
+
+  // FastAPI answers the slash-less collection path with a 307 to the canonical one; so do we.
+  app.on(["GET", "HEAD", "POST"], "/v1/audio_books", (c) => {
+    const url = new URL(c.req.url);
+    return c.redirect(`/v1/audio_books/${url.search}`, 307);
+  });
+  registerAudioBooks(app, deps);
+  registerVoiceStreams(app, deps);
+  registerSubtitles(app, deps);
+  registerSpeech(app, deps);
+  registerVoices(app, deps);
+  if (deps.files) registerFiles(app, deps.files.blobs, deps.files.secret);
+
+  app.get("/healthz", (c) => c.json({ status: "ok" }));
+  app.get("/readyz", async (c) => {
+    const checks: Record<string, string> = {};
+    let ready = true;
+    const all = [{ name: "store", check: () => deps.store.ping() }, ...(deps.readinessChecks ?? [])];
+    for (const { name, check } of all) {
+      try {
+        await check();
+        checks[name] = "ok";
+      } catch (error) {
+        ready = false;
+        checks[name] = error instanceof Error ? error.message : "failed";
+      }
+    }
+    return c.json({ status: ready ? "ready" : "not ready", checks }, ready ? 200 : 503);
+  });
+
+  app.doc31("/openapi.json", {
+    openapi: "3.1.0",
+    info: { title: "Voice Localization Service", version: "0.1.0", description: API_DESCRIPTION },
+    servers: [{ url: deps.publicBaseUrl }],
+    tags: [
+      { name: "Audio books", description: "Text files turned into audio books in another language." },
+      { name: "Voice streams", description: "Speech turned into translated speech." },
+      { name: "Video", description: "Transcribed, translated subtitles for videos." },
+      { name: "Speech", description: "Speech synthesis on demand." },
+    ],
+  });
+  app.get("/docs", swaggerUI({ url: "/openapi.json", title: "Voice Localization Service API" }));
+
+  const allowed = allowedMethodsIndex(app);
+  app.notFound((c) => {
+    const methods = allowed(c.req.path);
+    if (methods.length > 0) {
+      return c.json({ detail: "Method Not Allowed" }, 405, { Allow: methods.join(", ") });
+    }
+    return c.json({ detail: "Not Found" }, 404);
+  });
+
+  app.onError((error, c) => errorResponse(error, c, c.get("log") ?? deps.logger));
+  return app;
+}
+
+function errorResponse(error: Error, c: Context<GatewayEnv>, log: Logger): Response {
+  if (error instanceof ValueError422) {
+    return c.json({ detail: error.items }, 422);
+  }
+  if (error instanceof HttpProblem) {
+    return c.json({ detail: error.message }, error.status as 400, error.headers);
+  }
+  if (error instanceof HTTPException) {
+    const status = error.status;
+    const detail =
+      status === 415 ? "Unsupported Media Type: send the body as application/json" : error.message || "Bad Request";
+    return c.json({ detail }, status);
+  }
+  log.error({ err: error }, "unhandled error");
+  return c.json({ detail: "Internal Server Error" }, 500);
+}
+
+/** Path templates of the registered routes → the methods each allows (for 405 + Allow). */
+function allowedMethodsIndex(app: GatewayApp): (path: string) => string[] {
+  const table: Array<{ pattern: RegExp; methods: Set<string> }> = [];
+  const add = (template: string, method: string) => {
+    const source = template
+      .replace(/\/+$/, "")
+      .split("/")
+      .map((part) => (/^(\{.+\}|:.+)$/.test(part) ? "[^/]+" : part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")))
+      .join("/");
+    const pattern = new RegExp(`^${source}/?$`);
+    let row = table.find((r) => r.pattern.source === pattern.source);
+    if (!row) {
+      row = { pattern, methods: new Set() };
+      table.push(row);
+    }
+    row.methods.add(method.toUpperCase());
+    if (method.toUpperCase() === "GET") row.methods.add("HEAD");
+  };
+  for (const route of app.routes) {
+    if (route.method !== "ALL") add(route.path, route.method);
+  }
+  return (path) => {
+    const row = table.find((r) => r.pattern.test(path));
+    return row ? [...row.methods].sort() : [];
+  };
+}

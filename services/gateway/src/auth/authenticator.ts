@@ -1,0 +1,112 @@
+import { createRemoteJWKSet, decodeProtectedHeader, errors as joseErrors, jwtVerify, type JWTPayload } from "jose";
+import type { Logger } from "@voiceloc/log";
+import { UnauthorizedError } from "../http/errors.ts";
+import type { ApiKeyRepository } from "./api-keys.ts";
+
+export interface Principal {
+  accountId: string;
+  via: "api_key" | "access_token";
+  keyId?: string;
+}
+
+export interface JwtOptions {
+  secret?: string | undefined;
+  jwksUrl?: string | undefined;
+  issuer?: string | undefined;
+  audience?: string | undefined;
+}
+
+const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
+const MAX_CREDENTIAL_LENGTH = 8192;
+
+/**
+ * Resolves the caller from `API-KEY: <key>` or `Authorization: Bearer <key or JWT>`.
+ * A bearer value shaped like a JWT is verified as an access token (HS256 with
+ * JWT_SECRET, RS256/ES256 through JWKS_URL; `exp`/`nbf` enforced; `sub` is the
+ * account); anything else is looked up as an API key.
+ */
+export class Authenticator {
+  private readonly secretKey: Uint8Array | undefined;
+  private readonly jwks: ReturnType<typeof createRemoteJWKSet> | undefined;
+
+  constructor(
+    private readonly keys: ApiKeyRepository,
+    private readonly jwt: JwtOptions,
+    private readonly logger: Logger,
+  ) {
+    this.secretKey = jwt.secret ? new TextEncoder().encode(jwt.secret) : undefined;
+    this.jwks = jwt.jwksUrl ? createRemoteJWKSet(new URL(jwt.jwksUrl), { cooldownDuration: 30_000 }) : undefined;
+  }
+
+  async authenticate(headers: { apiKey?: string | undefined; authorization?: string | undefined }): Promise<Principal> {
+    if (headers.apiKey !== undefined && headers.apiKey !== "") {
+      return this.viaApiKey(headers.apiKey.trim());
+    }
+    const authorization = headers.authorization?.trim();
+    if (!authorization) throw new UnauthorizedError("Not authenticated");
+    const match = /^Bearer\s+(\S+)$/i.exec(authorization);
+    if (!match?.[1]) {
+      throw new UnauthorizedError("Invalid authentication credentials: expected 'Authorization: Bearer <token>'", "invalid_token");
+    }
+    const credential = match[1];
+    if (JWT_SHAPE.test(credential)) return this.viaAccessToken(credential);
+    return this.viaApiKey(credential);
+  }
+
+  private async viaApiKey(key: string): Promise<Principal> {
+    if (key.length > MAX_CREDENTIAL_LENGTH) throw new UnauthorizedError("Invalid API key", "invalid_token");
+    const result = await this.keys.check(key);
+    if (!result.ok) {
+      throw new UnauthorizedError(result.reason === "revoked" ? "API key has been revoked" : "Invalid API key", "invalid_token");
+    }
+    return { accountId: result.accountId, via: "api_key", keyId: result.keyId };
+  }
+
+  private async viaAccessToken(token: string): Promise<Principal> {
+    if (token.length > MAX_CREDENTIAL_LENGTH) throw new UnauthorizedError("Invalid access token", "invalid_token");
+    let alg: string | undefined;
+    try {
+      alg = decodeProtectedHeader(token).alg;
+    } catch {
+      throw new UnauthorizedError("Invalid access token: malformed header", "invalid_token");
+    }
+    const options = {
+      ...(this.jwt.issuer ? { issuer: this.jwt.issuer } : {}),
+      ...(this.jwt.audience ? { audience: this.jwt.audience } : {}),
+    };
+    let payload: JWTPayload;
+    try {
+      if (alg === "HS256") {
+        if (!this.secretKey) throw new UnauthorizedError("Access tokens signed with HS256 are not accepted: JWT_SECRET is not configured", "invalid_token");
+        ({ payload } = await jwtVerify(token, this.secretKey, { ...options, algorithms: ["HS256"] }));
+      } else if (alg === "RS256" || alg === "ES256") {
+        if (!this.jwks) throw new UnauthorizedError(`Access tokens signed with ${alg} are not accepted: JWKS_URL is not configured`, "invalid_token");
+        ({ payload } = await jwtVerify(token, this.jwks, { ...options, algorithms: ["RS256", "ES256"] }));
+      } else {
+        throw new UnauthorizedError(`Invalid access token: algorithm '${String(alg)}' is not accepted (HS256, RS256, ES256)`, "invalid_token");
+      }
+    } catch (error) {
+      if (error instanceof UnauthorizedError) throw error;
+      throw new UnauthorizedError(describeJwtError(error, this.logger), "invalid_token");
+    }
+    if (typeof payload.sub !== "string" || payload.sub.length === 0 || payload.sub.length > 128) {
+      throw new UnauthorizedError("Invalid access token: the 'sub' claim (the account) is missing", "invalid_token");
+    }
+    return { accountId: payload.sub, via: "access_token" };
+  }
+}
+
+function describeJwtError(error: unknown, logger: Logger): string {
+  if (error instanceof joseErrors.JWTExpired) return "Access token has expired";
+  if (error instanceof joseErrors.JWTClaimValidationFailed) {
+    if (error.claim === "nbf") return "Access token is not valid yet";
+    return `Invalid access token: claim '${error.claim}' ${error.reason === "check_failed" ? "check failed" : error.reason.replace(/_/g, " ")}`;
+  }
+  if (error instanceof joseErrors.JWSSignatureVerificationFailed) return "Invalid access token: bad signature";
+  if (error instanceof joseErrors.JWKSNoMatchingKey) return "Invalid access token: no matching signing key";
+  if (error instanceof joseErrors.JWKSTimeout || error instanceof joseErrors.JWKSInvalid) {
+    logger.warn({ err: error }, "JWKS could not be fetched");
+    return "Access token could not be verified: the signing keys are unavailable";
+  }
+  return "Invalid access token";
+}

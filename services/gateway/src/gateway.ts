@@ -1,0 +1,147 @@
+import { randomBytes } from "node:crypto";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import type { Server } from "node:http";
+import { serve } from "@hono/node-server";
+import type { Config } from "@voiceloc/config";
+import type { Logger } from "@voiceloc/log";
+import { openStore, type Store } from "@voiceloc/store";
+import { signBlobUrl, type BlobStore } from "@voiceloc/blobs";
+import type { Bus } from "@voiceloc/bus";
+import { classifyReference } from "@voiceloc/fetch";
+import { createApp, type GatewayDeps } from "./app.ts";
+import { ApiKeyRepository } from "./auth/api-keys.ts";
+import { Authenticator } from "./auth/authenticator.ts";
+import { IdempotencyStore } from "./http/idempotency.ts";
+import type { GatewayApp } from "./http/context.ts";
+import { COLLECTION_OF, type AudioBookDoc, type SubtitleDoc, type TaskDispatcher, type VoiceStreamDoc } from "./records/kinds.ts";
+import { TaskRepository } from "./records/repository.ts";
+import { busSynthesis } from "./mesh/synthesizer.ts";
+import { TaskMesh } from "./mesh/tasks.ts";
+
+/** Where the gateway keeps its embedded store: its own directory, never shared with another process. */
+export function gatewayDataDir(config: Config): string {
+  return join(config.dataDir, "gateway");
+}
+
+export async function openGatewayStore(config: Config, logger: Logger): Promise<Store> {
+  return openStore({ ...(config.mongodb ? { mongodbUrl: config.mongodb.url } : {}), dataDir: gatewayDataDir(config), logger });
+}
+
+/**
+ * The secret for signed download URLs: SIGNING_SECRET, or (single machine) one
+ * generated on first start and kept in DATA_DIR with mode 0600.
+ */
+export async function resolveSigningSecret(config: Config): Promise<string> {
+  if (config.signingSecret) return config.signingSecret;
+  const path = join(config.dataDir, "signing.key");
+  try {
+    const existing = (await readFile(path, "utf8")).trim();
+    if (existing.length >= 32) return existing;
+  } catch {
+    // not there yet
+  }
+  await mkdir(config.dataDir, { recursive: true });
+  const secret = randomBytes(32).toString("base64url");
+  await writeFile(path, `${secret}\n`, { mode: 0o600, flag: "w" });
+  return secret;
+}
+
+/** A file reference's problem in plain words, or null when its shape is acceptable. */
+export function fileReferenceProblem(ref: string, mediaRoot: string): string | null {
+  try {
+    classifyReference(ref, { mediaRoot });
+    return null;
+  } catch (error) {
+    return error instanceof Error ? error.message : "invalid file reference";
+  }
+}
+
+export interface GatewayOptions {
+  config: Config;
+  logger: Logger;
+  /** The bus to the workers; without it records stay queued and synthesis answers 503. */
+  bus?: Bus | undefined;
+  /** Where results live, served through signed URLs. */
+  blobs?: BlobStore | undefined;
+  readinessChecks?: GatewayDeps["readinessChecks"];
+  /** Re-publish sweep period (tests shorten it). */
+  sweepIntervalMs?: number;
+}
+
+export interface GatewayService {
+  readonly name: "gateway";
+  readonly app: GatewayApp;
+  readonly deps: GatewayDeps;
+  /** Listens on PORT; resolves with the bound port. */
+  start(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+/** Queued records wait for a bus; the re-publish sweep hands them out once one exists. */
+const holdDispatcher: TaskDispatcher = { dispatch: async () => undefined };
+
+export async function createGateway(options: GatewayOptions): Promise<GatewayService> {
+  const { config } = options;
+  const logger = options.logger.child({ component: "gateway" });
+  const store = await openGatewayStore(config, logger);
+  const keys = await ApiKeyRepository.open(store);
+  for (const seed of config.seedKeys) await keys.seed(seed.account, seed.key);
+  const secret = await resolveSigningSecret(config);
+  const audioBooks = await TaskRepository.open<AudioBookDoc>(store, COLLECTION_OF.audiobook);
+  const voiceStreams = await TaskRepository.open<VoiceStreamDoc>(store, COLLECTION_OF["voice-stream"]);
+  const subtitles = await TaskRepository.open<SubtitleDoc>(store, COLLECTION_OF.subtitle);
+  const mesh = options.bus
+    ? new TaskMesh(options.bus, { audiobook: audioBooks, "voice-stream": voiceStreams, subtitle: subtitles }, logger, {
+        ...(options.sweepIntervalMs ? { sweepIntervalMs: options.sweepIntervalMs } : {}),
+      })
+    : undefined;
+  const synthesis = options.bus ? busSynthesis(options.bus) : undefined;
+  const deps: GatewayDeps = {
+    logger,
+    store,
+    authenticator: new Authenticator(keys, config.jwt, logger),
+    idempotency: await IdempotencyStore.open(store),
+    audioBooks,
+    voiceStreams,
+    subtitles,
+    signer: { sign: (key) => signBlobUrl({ key, baseUrl: config.publicBaseUrl, secret }) },
+    dispatcher: mesh ?? holdDispatcher,
+    synthesizer: synthesis,
+    voiceCatalog: synthesis,
+    files: options.blobs ? { blobs: options.blobs, secret } : undefined,
+    readinessChecks: options.readinessChecks,
+    publicBaseUrl: config.publicBaseUrl,
+    maxBodyBytes: config.maxBodyBytes,
+    fileReferenceCheck: (ref) => fileReferenceProblem(ref, config.mediaRoot),
+  };
+  const app = createApp(deps);
+  let server: Server | undefined;
+
+  return {
+    name: "gateway",
+    app,
+    deps,
+    start: async () => {
+      await mesh?.start();
+      return new Promise<number>((resolve, reject) => {
+        const s = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, (info) => {
+          logger.info({ port: info.port, store: store.kind }, "gateway listening");
+          resolve(info.port);
+        }) as Server;
+        s.once("error", reject);
+        server = s;
+      });
+    },
+    stop: async () => {
+      if (server) {
+        const s = server;
+        const closed = new Promise<void>((resolve) => s.close(() => resolve()));
+        s.closeIdleConnections();
+        await closed;
+      }
+      await mesh?.stop();
+      await store.close();
+    },
+  };
+}

@@ -1,0 +1,57 @@
+import type { MiddlewareHandler } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { parseJsonBody } from "@voiceloc/contracts";
+import { HttpProblem } from "./errors.ts";
+import type { GatewayEnv } from "./context.ts";
+
+const JSON_TYPE = /^application\/([a-z0-9.+-]*\+)?json(\s*;.*)?$/i;
+const WITH_BODY = new Set(["POST", "PUT", "PATCH"]);
+
+/** 413 past the documented body size, streamed (a missing or lying Content-Length does not help). */
+export function limitBody(maxBytes: number): MiddlewareHandler<GatewayEnv> {
+  const limiter = bodyLimit({
+    maxSize: maxBytes,
+    onError: () => {
+      throw new HttpProblem(413, "payload_too_large", `Request body is larger than the limit of ${maxBytes} bytes`);
+    },
+  });
+  return async (c, next) => (WITH_BODY.has(c.req.method) ? limiter(c, next) : next());
+}
+
+/**
+ * Reads a JSON request body once, answering FastAPI's 422 items for an empty body
+ * (`missing` at `["body"]`), malformed JSON (`json_invalid` with Python's message
+ * and position) and a non-object (`model_attributes_type`). Other content types
+ * are left to the route, which answers 415.
+ */
+export function parseJson(): MiddlewareHandler<GatewayEnv> {
+  return async (c, next) => {
+    if (!WITH_BODY.has(c.req.method)) return next();
+    const contentType = c.req.header("content-type");
+    if (contentType === undefined || !JSON_TYPE.test(contentType)) return next();
+    const text = await c.req.text();
+    if (text.trim() === "") {
+      return c.json({ detail: [{ type: "missing", loc: ["body"], msg: "Field required", input: null }] }, 422);
+    }
+    const parsed = parseJsonBody(text);
+    if (!parsed.ok) return c.json({ detail: [parsed.item] }, 422);
+    const value = parsed.value;
+    if (value === null || typeof value !== "object" || Array.isArray(value)) {
+      return c.json(
+        {
+          detail: [
+            {
+              type: "model_attributes_type",
+              loc: ["body"],
+              msg: "Input should be a valid dictionary or object to extract fields from",
+              input: value,
+            },
+          ],
+        },
+        422,
+      );
+    }
+    c.set("jsonBody", value);
+    return next();
+  };
+}

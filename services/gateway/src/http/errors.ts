@@ -1,0 +1,59 @@
+/**
+ * Errors the HTTP edge knows how to answer. Anything else becomes a 500 with
+ * a generic body (and a log line with the cause): a client's mistake is never a 500.
+ */
+export class HttpProblem extends Error {
+  readonly status: number;
+  readonly code: string;
+  readonly headers: Record<string, string>;
+  constructor(status: number, code: string, detail: string, options?: { headers?: Record<string, string>; cause?: unknown }) {
+    super(detail, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.name = "HttpProblem";
+    this.status = status;
+    this.code = code;
+    this.headers = options?.headers ?? {};
+  }
+}
+
+export const AUTH_REALM = 'Bearer realm="voiceloc"';
+
+export class UnauthorizedError extends HttpProblem {
+  constructor(detail: string, bearerError?: "invalid_token") {
+    const challenge = bearerError
+      ? `${AUTH_REALM}, error="${bearerError}", error_description="${detail.replace(/"/g, "'")}"`
+      : AUTH_REALM;
+    super(401, "unauthorized", detail, { headers: { "WWW-Authenticate": challenge } });
+    this.name = "UnauthorizedError";
+  }
+}
+
+export class NotFoundError extends HttpProblem {
+  constructor(detail = "Not Found") {
+    super(404, "not_found", detail);
+    this.name = "NotFoundError";
+  }
+}
+
+export class ConflictError extends HttpProblem {
+  constructor(detail: string) {
+    super(409, "conflict", detail);
+    this.name = "ConflictError";
+  }
+}
+
+export class ServiceUnavailableError extends HttpProblem {
+  constructor(detail: string, retryAfterSeconds?: number) {
+    super(503, "unavailable", detail, retryAfterSeconds ? { headers: { "Retry-After": String(retryAfterSeconds) } } : undefined);
+    this.name = "ServiceUnavailableError";
+  }
+}
+
+/** A 422 for one value, in the Pydantic item shape (`value_error` unless another type is given). */
+export class ValueError422 extends HttpProblem {
+  readonly items: Array<Record<string, unknown>>;
+  constructor(loc: Array<string | number>, message: string, input: unknown, type = "value_error") {
+    super(422, "validation", message);
+    this.name = "ValueError422";
+    this.items = [{ type, loc, msg: type === "value_error" ? `Value error, ${message}` : message, input }];
+  }
+}

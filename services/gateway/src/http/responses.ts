@@ -1,0 +1,40 @@
+import { ErrorSchema, HTTPValidationErrorSchema } from "@voiceloc/contracts";
+
+const errorContent = { "application/json": { schema: ErrorSchema } };
+
+/** Error responses shared by the operations, for the OpenAPI document. */
+export const errorResponses = {
+  401: {
+    description: "Missing or invalid credentials (`API-KEY` header, or `Authorization: Bearer` with an API key or access token). Carries `WWW-Authenticate`.",
+    content: errorContent,
+  },
+  422: {
+    description: "Validation error (FastAPI / Pydantic v2 shape).",
+    content: { "application/json": { schema: HTTPValidationErrorSchema } },
+  },
+} as const;
+
+export const notFoundResponse = {
+  404: { description: "No such record for the calling account.", content: errorContent },
+} as const;
+
+export const bodyErrorResponses = {
+  413: { description: "The request body is larger than the documented limit (1 MiB by default).", content: errorContent },
+  415: { description: "The request body is not `application/json`.", content: errorContent },
+} as const;
+
+export const createErrorResponses = {
+  409: {
+    description: "The `Idempotency-Key` was already used with a different body, or its first request is still in progress.",
+    content: errorContent,
+  },
+} as const;
+
+export const idempotencyHeader = {
+  name: "Idempotency-Key",
+  in: "header" as const,
+  required: false,
+  description:
+    "Optional key (1–255 characters) that makes a creating POST safe to retry: the same key with the same body replays the first response (with `Idempotent-Replayed: true`) for 24 hours; the same key with another body is a 409.",
+  schema: { type: "string" as const, minLength: 1, maxLength: 255 },
+};

@@ -1,0 +1,54 @@
+/** The decisions on what the contract leaves open, stated in the OpenAPI document (and the README). */
+export const API_DESCRIPTION = `
+HTTP/JSON API for AI voice and language processing: audio books from text files, voice streams
+(speech to translated speech), video subtitles and speech synthesis. All bodies are JSON.
+
+## Authentication
+Every \`/v1\` operation needs a credential: an API key in the \`API-KEY\` header, or
+\`Authorization: Bearer <token>\` carrying either an API key or an access token (a JWT signed
+HS256 with the server's secret, or RS256/ES256 with a key from the configured JWKS; \`exp\` and
+\`nbf\` are enforced and \`sub\` names the account). This includes \`POST /v1/videos/subtitle\`.
+Missing or wrong credentials → **401** \`{"detail": "…"}\` with \`WWW-Authenticate: Bearer\`.
+
+## Records and tasks
+Creating an audio book, a voice stream or a subtitle job stores the record and starts its task.
+\`task_status\` is one of \`queued\` → \`processing\` → \`completed\` | \`failed\`; \`task_progress\`
+is a percentage from 0 to 100 that never moves backwards; a failed record says why in
+\`task_error\` (an extension field, null otherwise). \`localized_file\` (and \`subtitle_file\`) is a
+signed download URL valid for 1 hour from the read that returned it; read the record again for a
+fresh one. Records belong to the account that created them: another account's id answers **404**.
+
+## Lists
+Lists are newest first and remain plain JSON arrays. \`?limit=\` (1–200, default 50),
+\`?task_status=\` filters, and when more records exist the response carries
+\`Link: <…?cursor=…>; rel="next"\`; follow it unchanged.
+
+## Idempotency
+Every creating POST accepts \`Idempotency-Key\` (1–255 characters). The same key and body within
+24 hours replays the first response with \`Idempotent-Replayed: true\`; the same key with another
+body → **409**. Only successful responses are kept.
+
+## Errors
+- **422**: validation errors in the FastAPI / Pydantic v2 shape: \`{"detail": [{"type", "loc", "msg", "input", "ctx"?}]}\`,
+  \`loc\` starting with \`body\`, \`query\`, \`path\` or \`header\`. Unknown body fields are ignored.
+- **401** missing or wrong credentials; **404** unknown id or another account's; **405** a known path
+  with another method (with \`Allow\`); **409** idempotency conflict; **413** a body over 1 MiB
+  (configurable, \`MAX_BODY_BYTES\`); **415** a body that is not \`application/json\`; **503** a
+  capability that is not running (e.g. speech synthesis without a synthesis service).
+  Every non-422 error body is \`{"detail": "<plain words>"}\`.
+
+## Limits
+\`file\` references up to 2,048 characters; names up to 500; synthesis text 1–5,000 characters.
+File references are \`http(s)://\` URLs (private, loopback and link-local addresses are refused),
+\`s3://\` / \`gs://\` URIs, or paths relative to the server's media root (no \`..\`, no escape).
+
+## Speech synthesis
+\`POST /v1/speech/synthesize\` answers **200** with \`{audio_url, duration_seconds}\`. \`language\` is a
+Language name or its ISO 639-1 code; \`format\` is \`mp3\` (default), \`wav\`, \`ogg\` (Opus) or \`flac\`;
+\`voice\` is optional (each language has a default).
+
+## Subtitles
+\`POST /v1/videos/subtitle\` answers **202** with a subtitle job; options \`mode\` (\`burn_in\` default |
+\`side_file\`) and \`subtitle_format\` (\`srt\` default | \`vtt\`). \`GET /v1/videos/subtitle\` and
+\`GET /v1/videos/subtitle/{subtitle_id}\` read the jobs.
+`.trim();

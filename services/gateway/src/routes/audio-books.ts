@@ -1,0 +1,149 @@
+import { uuidv7 } from "../records/ids.ts";
+import { createRoute, z } from "@hono/zod-openapi";
+import {
+  AudioBookSchema,
+  CreateAudioBookSchema,
+  ListQuerySchema,
+  UpdateAudioBookSchema,
+  uuidParam,
+} from "@voiceloc/contracts";
+import type { GatewayDeps } from "../app.ts";
+import type { GatewayApp } from "../http/context.ts";
+import { NotFoundError } from "../http/errors.ts";
+import { bodyErrorResponses, createErrorResponses, errorResponses, notFoundResponse } from "../http/responses.ts";
+import { newTaskFields, presentAudioBook, type AudioBookDoc } from "../records/kinds.ts";
+import { IdempotencyHeaders, SECURITY, checkFileReference, dispatchQuietly, idempotent, listPage } from "./shared.ts";
+
+const TAGS = ["Audio books"];
+const IdParam = uuidParam("audio_book_id");
+const json = <T>(schema: T) => ({ "application/json": { schema } });
+
+const createAudioBook = createRoute({
+  method: "post",
+  path: "/v1/audio_books/",
+  operationId: "create_audio_book",
+  summary: "Create Audio Book",
+  description:
+    "Stores the audio book and starts its processing at once: the text is fetched, translated when the languages differ, synthesised and encoded to one MP3. Follow `task_status` and `task_progress` by reading the record.",
+  tags: TAGS,
+  security: SECURITY,
+  request: { headers: IdempotencyHeaders, body: { content: json(CreateAudioBookSchema), required: true } },
+  responses: {
+    201: { description: "The audio book record, `task_status: queued`.", content: json(AudioBookSchema) },
+    ...errorResponses,
+    ...createErrorResponses,
+    ...bodyErrorResponses,
+  },
+});
+
+const listAudioBooks = createRoute({
+  method: "get",
+  path: "/v1/audio_books/",
+  operationId: "list_audio_books",
+  summary: "List Audio Books",
+  description:
+    "The caller's audio books, newest first. The body is a JSON array; when there are more, the `Link` header carries the next page (`<…?cursor=…>; rel=\"next\"`).",
+  tags: TAGS,
+  security: SECURITY,
+  request: { query: ListQuerySchema },
+  responses: {
+    200: {
+      description: "A page of audio books.",
+      headers: { Link: { description: "Next page, RFC 8288: `<url>; rel=\"next\"`.", schema: { type: "string" } } },
+      content: json(z.array(AudioBookSchema)),
+    },
+    ...errorResponses,
+  },
+});
+
+const getAudioBook = createRoute({
+  method: "get",
+  path: "/v1/audio_books/{audio_book_id}",
+  operationId: "get_audio_book",
+  summary: "Get Audio Book",
+  tags: TAGS,
+  security: SECURITY,
+  request: { params: IdParam },
+  responses: {
+    200: { description: "The audio book.", content: json(AudioBookSchema) },
+    ...errorResponses,
+    ...notFoundResponse,
+  },
+});
+
+const updateAudioBook = createRoute({
+  method: "patch",
+  path: "/v1/audio_books/{audio_book_id}",
+  operationId: "update_audio_book",
+  summary: "Update Audio Book",
+  description: "Changes the title and/or cover. Both fields are optional; omitted fields keep their value; `{}` changes nothing.",
+  tags: TAGS,
+  security: SECURITY,
+  request: { params: IdParam, body: { content: json(UpdateAudioBookSchema), required: true } },
+  responses: {
+    200: { description: "The updated audio book.", content: json(AudioBookSchema) },
+    ...errorResponses,
+    ...notFoundResponse,
+    ...bodyErrorResponses,
+  },
+});
+
+export function registerAudioBooks(app: GatewayApp, deps: GatewayDeps): void {
+  const now = () => (deps.now ? deps.now() : new Date());
+
+  app.openapi(createAudioBook, async (c) => {
+    const body = c.req.valid("json");
+    const { "idempotency-key": key } = c.req.valid("header");
+    checkFileReference(deps, body.file, ["body", "file"]);
+    if (body.voice_clone_sample) checkFileReference(deps, body.voice_clone_sample, ["body", "voice_clone_sample"]);
+    const accountId = c.get("principal").accountId;
+    return idempotent(c, deps, "POST /v1/audio_books/", key, async () => {
+      const id = deps.newId ? deps.newId() : uuidv7();
+      const doc: AudioBookDoc = {
+        id,
+        ...newTaskFields(accountId, now()),
+        file: body.file,
+        name: body.name,
+        source_language: body.source_language,
+        target_language: body.target_language,
+        audio_book_cover: null,
+        use_voice_clone: body.use_voice_clone ?? false,
+        preset_voice_name: body.preset_voice_name ?? null,
+        voice_clone_sample: body.voice_clone_sample ?? null,
+      };
+      await deps.audioBooks.create(doc);
+      await dispatchQuietly(c, deps, () => deps.dispatcher.dispatch("audiobook", doc));
+      return { status: 201, body: presentAudioBook(doc, deps.signer), location: `/v1/audio_books/${id}` };
+    }) as Promise<never>;
+  });
+
+  app.openapi(listAudioBooks, async (c) => {
+    const page = await listPage(c, deps, deps.audioBooks, "/v1/audio_books/", c.req.valid("query"));
+    return c.json(page.items.map((doc) => presentAudioBook(doc, deps.signer)), 200);
+  });
+
+  app.openapi(getAudioBook, async (c) => {
+    const { audio_book_id: id } = c.req.valid("param");
+    const doc = await deps.audioBooks.getOwned(c.get("principal").accountId, id);
+    if (!doc) throw new NotFoundError("Audio book not found");
+    return c.json(presentAudioBook(doc, deps.signer), 200);
+  });
+
+  app.openapi(updateAudioBook, async (c) => {
+    const { audio_book_id: id } = c.req.valid("param");
+    const body = c.req.valid("json");
+    const accountId = c.get("principal").accountId;
+    const set: Partial<AudioBookDoc> = {};
+    if (body.name !== undefined) set.name = body.name;
+    if (body.audio_book_cover !== undefined) set.audio_book_cover = body.audio_book_cover;
+    let doc: AudioBookDoc | null;
+    if (Object.keys(set).length === 0) {
+      doc = await deps.audioBooks.getOwned(accountId, id);
+    } else {
+      set.date_updated = now().toISOString();
+      doc = await deps.audioBooks.updateOwned(accountId, id, set);
+    }
+    if (!doc) throw new NotFoundError("Audio book not found");
+    return c.json(presentAudioBook(doc, deps.signer), 200);
+  });
+}

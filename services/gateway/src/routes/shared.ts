@@ -1,0 +1,109 @@
+import { z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { LIMITS, pyStr, type TaskStatus } from "@voiceloc/contracts";
+import type { GatewayDeps } from "../app.ts";
+import type { GatewayEnv } from "../http/context.ts";
+import { ValueError422 } from "../http/errors.ts";
+import { InvalidCursorError, type ListQuery, type Page, type TaskRepository } from "../records/repository.ts";
+import type { TaskDoc } from "../records/repository.ts";
+
+export const SECURITY: Array<Record<string, string[]>> = [{ APIKeyHeader: [] }, { HTTPBearer: [] }];
+
+export const IdempotencyHeaders = z.object({
+  "idempotency-key": pyStr({ min: 1, max: LIMITS.idempotencyKeyLength })
+    .optional()
+    .openapi({
+      description:
+        "Makes a creating POST safe to retry: the same key and body replay the first response (`Idempotent-Replayed: true`) for 24 hours; the same key with another body is a 409.",
+    }),
+});
+
+export function checkFileReference(deps: GatewayDeps, ref: string, loc: Array<string | number>): void {
+  const problem = deps.fileReferenceCheck(ref);
+  if (problem !== null) throw new ValueError422(loc, problem, ref);
+}
+
+/** Runs a list query and sets the `Link: <…>; rel="next"` header. */
+export async function listPage<T extends TaskDoc>(
+  c: Context<GatewayEnv>,
+  deps: GatewayDeps,
+  repo: TaskRepository<T>,
+  path: string,
+  query: { limit?: number | undefined; cursor?: string | undefined; task_status?: TaskStatus | undefined },
+): Promise<Page<T>> {
+  const listQuery: ListQuery = {
+    limit: query.limit ?? LIMITS.listDefault,
+    cursor: query.cursor,
+    taskStatus: query.task_status,
+  };
+  let page: Page<T>;
+  try {
+    page = await repo.list(c.get("principal").accountId, listQuery);
+  } catch (error) {
+    if (error instanceof InvalidCursorError) {
+      throw new ValueError422(["query", "cursor"], "invalid cursor: pass the cursor of a previous page's Link header unchanged", query.cursor);
+    }
+    throw error;
+  }
+  if (page.nextCursor) {
+    const params = new URLSearchParams();
+    params.set("limit", String(listQuery.limit));
+    if (listQuery.taskStatus) params.set("task_status", listQuery.taskStatus);
+    params.set("cursor", page.nextCursor);
+    c.header("Link", `<${deps.publicBaseUrl}${path}?${params.toString()}>; rel="next"`);
+  }
+  return page;
+}
+
+export interface Created {
+  status: 201 | 202;
+  body: unknown;
+  location: string;
+}
+
+/**
+ * Runs a creating operation under the request's Idempotency-Key (if any): a replay
+ * returns the first response; otherwise the result is stored for later replays.
+ */
+export async function idempotent(
+  c: Context<GatewayEnv>,
+  deps: GatewayDeps,
+  routeKey: string,
+  key: string | undefined,
+  produce: () => Promise<Created>,
+): Promise<Response> {
+  const respond = (status: number, body: string, location: string | null, replayed: boolean) =>
+    new Response(body, {
+      status,
+      headers: {
+        "Content-Type": "application/json",
+        ...(location ? { Location: location } : {}),
+        ...(replayed ? { "Idempotent-Replayed": "true" } : {}),
+      },
+    });
+  if (key === undefined) {
+    const created = await produce();
+    return respond(created.status, JSON.stringify(created.body), created.location, false);
+  }
+  const claim = await deps.idempotency.claim(c.get("principal").accountId, routeKey, key, c.get("jsonBody"));
+  if (claim.kind === "replay") return respond(claim.status, claim.body, claim.location, true);
+  let created: Created;
+  try {
+    created = await produce();
+  } catch (error) {
+    await deps.idempotency.release(claim.id);
+    throw error;
+  }
+  const body = JSON.stringify(created.body);
+  await deps.idempotency.complete(claim.id, created.status, body, created.location);
+  return respond(created.status, body, created.location, false);
+}
+
+/** Stores a new record, then hands it to the dispatcher; a failed publish is retried by the sweep. */
+export async function dispatchQuietly(c: Context<GatewayEnv>, deps: GatewayDeps, run: () => Promise<void>): Promise<void> {
+  try {
+    await run();
+  } catch (error) {
+    c.get("log").warn({ err: error }, "work not published yet; the re-publish sweep will retry");
+  }
+}

@@ -1,0 +1,99 @@
+import { uuidv7 } from "../records/ids.ts";
+import { createRoute, z } from "@hono/zod-openapi";
+import { CreateVoiceStreamSchema, ListQuerySchema, VoiceStreamSchema, uuidParam } from "@voiceloc/contracts";
+import type { GatewayDeps } from "../app.ts";
+import type { GatewayApp } from "../http/context.ts";
+import { NotFoundError } from "../http/errors.ts";
+import { bodyErrorResponses, createErrorResponses, errorResponses, notFoundResponse } from "../http/responses.ts";
+import { newTaskFields, presentVoiceStream, type VoiceStreamDoc } from "../records/kinds.ts";
+import { IdempotencyHeaders, SECURITY, checkFileReference, dispatchQuietly, idempotent, listPage } from "./shared.ts";
+
+const TAGS = ["Voice streams"];
+const json = <T>(schema: T) => ({ "application/json": { schema } });
+
+const createVoiceStream = createRoute({
+  method: "post",
+  path: "/v1/voices/streams",
+  operationId: "create_voice_stream",
+  summary: "Create Voice Stream (extension)",
+  description:
+    "Extension to the contract: starts a voice processing task. The audio is transcribed, translated when the languages differ, and spoken again in the target language at the original segments' times.",
+  tags: TAGS,
+  security: SECURITY,
+  request: { headers: IdempotencyHeaders, body: { content: json(CreateVoiceStreamSchema), required: true } },
+  responses: {
+    201: { description: "The voice stream record, `task_status: queued`.", content: json(VoiceStreamSchema) },
+    ...errorResponses,
+    ...createErrorResponses,
+    ...bodyErrorResponses,
+  },
+});
+
+const listVoiceStreams = createRoute({
+  method: "get",
+  path: "/v1/voices/streams",
+  operationId: "list_audio_streams",
+  summary: "List Audio Streams",
+  description: "The voice streams performed by the caller, newest first, paged like the audio books.",
+  tags: TAGS,
+  security: SECURITY,
+  request: { query: ListQuerySchema },
+  responses: {
+    200: {
+      description: "A page of voice streams.",
+      headers: { Link: { description: "Next page, RFC 8288.", schema: { type: "string" } } },
+      content: json(z.array(VoiceStreamSchema)),
+    },
+    ...errorResponses,
+  },
+});
+
+const getVoiceStream = createRoute({
+  method: "get",
+  path: "/v1/voices/streams/{voice_id}",
+  operationId: "get_audio_stream",
+  summary: "Get Audio Stream",
+  tags: TAGS,
+  security: SECURITY,
+  request: { params: uuidParam("voice_id") },
+  responses: {
+    200: { description: "The voice stream.", content: json(VoiceStreamSchema) },
+    ...errorResponses,
+    ...notFoundResponse,
+  },
+});
+
+export function registerVoiceStreams(app: GatewayApp, deps: GatewayDeps): void {
+  app.openapi(createVoiceStream, async (c) => {
+    const body = c.req.valid("json");
+    const { "idempotency-key": key } = c.req.valid("header");
+    checkFileReference(deps, body.file, ["body", "file"]);
+    const accountId = c.get("principal").accountId;
+    return idempotent(c, deps, "POST /v1/voices/streams", key, async () => {
+      const id = deps.newId ? deps.newId() : uuidv7();
+      const doc: VoiceStreamDoc = {
+        id,
+        ...newTaskFields(accountId, deps.now ? deps.now() : new Date()),
+        file: body.file,
+        source_language: body.source_language,
+        target_language: body.target_language,
+        voice: body.voice ?? null,
+      };
+      await deps.voiceStreams.create(doc);
+      await dispatchQuietly(c, deps, () => deps.dispatcher.dispatch("voice-stream", doc));
+      return { status: 201, body: presentVoiceStream(doc, deps.signer), location: `/v1/voices/streams/${id}` };
+    }) as Promise<never>;
+  });
+
+  app.openapi(listVoiceStreams, async (c) => {
+    const page = await listPage(c, deps, deps.voiceStreams, "/v1/voices/streams", c.req.valid("query"));
+    return c.json(page.items.map((doc) => presentVoiceStream(doc, deps.signer)), 200);
+  });
+
+  app.openapi(getVoiceStream, async (c) => {
+    const { voice_id: id } = c.req.valid("param");
+    const doc = await deps.voiceStreams.getOwned(c.get("principal").accountId, id);
+    if (!doc) throw new NotFoundError("Voice stream not found");
+    return c.json(presentVoiceStream(doc, deps.signer), 200);
+  });
+}

@@ -1,0 +1,53 @@
+import { loadConfig } from "@voiceloc/config";
+import { silentLogger } from "@voiceloc/log";
+import { tempDir } from "@voiceloc/testing";
+import { createGateway, type GatewayOptions, type GatewayService } from "../gateway.ts";
+
+export const ALICE_KEY = "alice-dev-key-0001";
+export const BOB_KEY = "bob-dev-key-0002";
+export const JWT_SECRET = "test-secret-that-is-long-enough-for-hs256!";
+export const BASE = "http://api.test";
+
+export interface TestGateway {
+  gateway: GatewayService;
+  dataDir: string;
+  request(method: string, path: string, init?: { body?: unknown; raw?: string; headers?: Record<string, string>; key?: string | null }): Promise<Response>;
+  close(): Promise<void>;
+}
+
+/** A gateway on a fresh embedded store, with alice and bob seeded. */
+export async function startTestGateway(
+  env: Record<string, string> = {},
+  options: Partial<Omit<GatewayOptions, "config" | "logger">> = {},
+  dataDir?: string,
+): Promise<TestGateway> {
+  const dir = dataDir ? { path: dataDir, cleanup: async () => undefined } : await tempDir("voiceloc-gw-");
+  const config = loadConfig({
+    DATA_DIR: dir.path,
+    VOICELOC_API_KEYS: `alice:${ALICE_KEY},bob:${BOB_KEY}`,
+    JWT_SECRET,
+    PUBLIC_BASE_URL: BASE,
+    LOG_LEVEL: "silent",
+    ...env,
+  });
+  const gateway = await createGateway({ config, logger: silentLogger(), ...options });
+  return {
+    gateway,
+    dataDir: dir.path,
+    request: (method, path, init = {}) => {
+      const headers: Record<string, string> = { ...init.headers };
+      if (init.key !== null) headers["API-KEY"] ??= init.key ?? ALICE_KEY;
+      let body: string | undefined;
+      if (init.raw !== undefined) body = init.raw;
+      else if (init.body !== undefined) {
+        body = JSON.stringify(init.body);
+        headers["Content-Type"] ??= "application/json";
+      }
+      return Promise.resolve(gateway.app.request(`${BASE}${path}`, { method, headers, ...(body !== undefined ? { body } : {}) }));
+    },
+    close: async () => {
+      await gateway.stop();
+      await dir.cleanup();
+    },
+  };
+}

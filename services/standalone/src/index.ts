@@ -1,0 +1,1 @@
+export { startRuntime, type Runtime } from "./runtime.ts";

@@ -1,0 +1,46 @@
+/**
+ * The single entry point: runs the services named in SERVICES (default: all) in
+ * this process. Owns signals; stops services in reverse order of start.
+ */
+import { ConfigError, loadConfig, redactConfig, type Config } from "@voiceloc/config";
+import { createLogger } from "@voiceloc/log";
+import { startRuntime } from "./runtime.ts";
+
+async function main(): Promise<void> {
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${error.message}\n`);
+      process.exit(78);
+    }
+    throw error;
+  }
+  const logger = createLogger({ level: config.logLevel, name: "voiceloc" });
+  logger.info({ config: redactConfig(config) }, "starting");
+  const runtime = await startRuntime(config, logger);
+  logger.info({ port: runtime.port, services: runtime.services }, "ready");
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, "stopping");
+    const timer = setTimeout(() => {
+      logger.error("shutdown timed out; exiting");
+      process.exit(1);
+    }, config.shutdownTimeoutMs);
+    timer.unref();
+    await runtime.stop();
+    logger.info("stopped");
+    process.exit(0);
+  };
+  process.on("SIGINT", () => void shutdown("SIGINT"));
+  process.on("SIGTERM", () => void shutdown("SIGTERM"));
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`fatal: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,119 @@
+/**
+ * Starts the services named in SERVICES in this process, sharing one bus connection
+ * and one blob store; returns a handle that stops them in reverse order.
+ */
+import { serve } from "@hono/node-server";
+import { Hono } from "hono";
+import type { Server } from "node:http";
+import type { Config, ServiceName } from "@voiceloc/config";
+import type { Logger } from "@voiceloc/log";
+import { blobRootFor, createFsBlobStore, createNatsBlobStore, type BlobStore } from "@voiceloc/blobs";
+import { createInProcessBus, createNatsBus, type Bus } from "@voiceloc/bus";
+import { createGateway } from "@voiceloc/gateway";
+import { createSpeechStack, createSynthesisService } from "@voiceloc/synthesis";
+
+interface Part {
+  name: string;
+  stop(): Promise<void>;
+}
+
+export interface Runtime {
+  /** The HTTP port this process listens on (gateway, or health endpoints of a worker-only process). */
+  port: number;
+  services: ServiceName[];
+  stop(): Promise<void>;
+}
+
+/** Services that have no worker yet: their records stay queued until a later release adds them. */
+const NOT_YET_BUILT: ServiceName[] = ["audiobook", "voice-stream", "subtitle"];
+
+export async function startRuntime(config: Config, rootLogger: Logger): Promise<Runtime> {
+  const parts: Part[] = [];
+  const stopAll = async () => {
+    for (const part of parts.splice(0).reverse()) {
+      try {
+        await part.stop();
+      } catch (error) {
+        rootLogger.error({ err: error, part: part.name }, "error while stopping");
+      }
+    }
+  };
+  try {
+    const bus: Bus = config.natsUrl
+      ? await createNatsBus({ url: config.natsUrl, logger: rootLogger.child({ component: "bus" }), name: `voiceloc-${config.services.join("+")}` })
+      : createInProcessBus({ logger: rootLogger.child({ component: "bus" }) });
+    parts.push({ name: "bus", stop: () => bus.close({ graceMs: 5_000 }) });
+
+    const blobs: BlobStore =
+      config.blobStore === "nats" && config.natsUrl
+        ? await createNatsBlobStore({ url: config.natsUrl, bucket: "voiceloc-blobs", logger: rootLogger.child({ component: "blobs" }) })
+        : createFsBlobStore({ root: blobRootFor(config.dataDir) });
+    parts.push({ name: "blobs", stop: () => blobs.close() });
+
+    for (const name of config.services.filter((s) => NOT_YET_BUILT.includes(s))) {
+      rootLogger.warn({ service: name }, "this service has no worker in this release; its tasks stay queued");
+    }
+
+    if (config.services.includes("synthesis")) {
+      const speech = await createSpeechStack({ logger: rootLogger, ffmpegPath: config.ffmpegPath, openai: config.openaiTts });
+      const synthesis = createSynthesisService({ bus, blobs, speech, logger: rootLogger, concurrency: config.synthesisConcurrency });
+      await synthesis.start();
+      parts.push(synthesis);
+    }
+
+    let port: number;
+    if (config.services.includes("gateway")) {
+      const gateway = await createGateway({
+        config,
+        logger: rootLogger,
+        bus,
+        blobs,
+        readinessChecks: [{ name: "bus", check: () => busReady(bus) }],
+      });
+      parts.push(gateway);
+      port = await gateway.start();
+    } else {
+      const health = await serveHealth(config, rootLogger, bus);
+      parts.push(health);
+      port = health.port;
+    }
+    return { port, services: config.services, stop: stopAll };
+  } catch (error) {
+    await stopAll();
+    throw error;
+  }
+}
+
+/** Asks nothing of the workers; checks that the bus itself answers. */
+async function busReady(bus: Bus): Promise<void> {
+  await bus.provision({});
+}
+
+/** `/healthz` and `/readyz` for a process that runs workers only. */
+async function serveHealth(config: Config, logger: Logger, bus: Bus): Promise<Part & { port: number }> {
+  const app = new Hono();
+  app.get("/healthz", (c) => c.json({ status: "ok", services: config.services }));
+  app.get("/readyz", async (c) => {
+    try {
+      await busReady(bus);
+      return c.json({ status: "ready", checks: { bus: "ok" } });
+    } catch (error) {
+      return c.json({ status: "not ready", checks: { bus: error instanceof Error ? error.message : "failed" } }, 503);
+    }
+  });
+  return new Promise((resolve, reject) => {
+    const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, (info) => {
+      logger.info({ port: info.port, services: config.services }, "health endpoints listening");
+      resolve({
+        name: "health",
+        port: info.port,
+        stop: () =>
+          new Promise<void>((done) => {
+            server.close(() => done());
+            server.closeIdleConnections();
+          }),
+      });
+    }) as Server;
+    server.once("error", reject);
+  });
+}
