@@ -39,10 +39,9 @@ if (debs) {
   if (missing.length > 0) {
     if (process.getuid?.() === 0) {
       say(`installing Debian packages: ${missing.join(" ")}`);
-      run("apt-get", ["update", "-qq"]);
-      run("apt-get", ["install", "-y", "-qq", "--no-install-recommends", ...missing], {
-        env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" },
-      });
+      const quiet = { stdio: ["ignore", "ignore", "inherit"], env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" } };
+      run("apt-get", ["update", "-qq"], quiet);
+      run("apt-get", ["install", "-y", "-qq", "--no-install-recommends", ...missing], quiet);
     } else {
       say(`missing Debian packages (engines that need them stay off): sudo apt-get install ${missing.join(" ")}`);
     }

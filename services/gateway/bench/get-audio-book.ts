@@ -8,7 +8,9 @@
 import { pino } from "pino";
 import { Hono } from "hono";
 import { serve } from "@hono/node-server";
-import autocannon from "autocannon";
+import { execFile } from "node:child_process";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
 import { loadConfig } from "@voiceloc/config";
 import { tempDir, freePort } from "@voiceloc/testing";
 import { createGateway } from "../src/gateway.ts";
@@ -17,9 +19,24 @@ const duration = Number(process.env.DURATION ?? 8);
 const connections = Number(process.env.CONNECTIONS ?? 16);
 const KEY = "bench-key-0001";
 
-function load(url: string, headers: Record<string, string>): Promise<autocannon.Result> {
+interface LoadResult {
+  requests: { average: number };
+  latency: { p50: number; p99: number };
+  non2xx: number;
+}
+
+const autocannonBin = join(dirname(createRequire(import.meta.url).resolve("autocannon/package.json")), "autocannon.js");
+
+/** Load from a separate process (autocannon's CLI), so the load generator does not share the server's event loop. */
+function load(url: string, headers: Record<string, string>): Promise<LoadResult> {
+  const args = [autocannonBin, "--json", "-c", String(connections), "-d", String(duration)];
+  for (const [k, v] of Object.entries(headers)) args.push("-H", `${k}=${v}`);
+  args.push(url);
   return new Promise((resolve, reject) => {
-    autocannon({ url, headers, duration, connections, pipelining: 1 }, (error, result) => (error ? reject(error) : resolve(result)));
+    execFile(process.execPath, args, { maxBuffer: 16 * 1024 * 1024 }, (error, stdout) => {
+      if (error) reject(error);
+      else resolve(JSON.parse(stdout) as LoadResult);
+    });
   });
 }
 
@@ -27,7 +44,7 @@ async function main() {
   const dir = await tempDir("voiceloc-bench-");
   const port = await freePort();
   const config = loadConfig({ DATA_DIR: dir.path, PORT: String(port), HOST: "127.0.0.1", VOICELOC_API_KEYS: `bench:${KEY}`, LOG_LEVEL: "info" });
-  const logger = pino({ level: "info" }, pino.destination({ dest: `${dir.path}/requests.log`, sync: false }));
+  const logger = pino({ level: process.env.BENCH_LOG_LEVEL ?? "info" }, pino.destination({ dest: `${dir.path}/requests.log`, sync: false }));
   const gateway = await createGateway({ config, logger });
   await gateway.start();
   const created = await gateway.app.request("/v1/audio_books/", {
@@ -57,7 +74,7 @@ async function main() {
   const bareResult = await load(`http://127.0.0.1:${barePort}${path}`, {});
   const gwResult = await load(`http://127.0.0.1:${port}${path}`, { "API-KEY": KEY });
 
-  const row = (name: string, r: autocannon.Result) =>
+  const row = (name: string, r: LoadResult) =>
     `${name.padEnd(34)} ${r.requests.average.toFixed(0).padStart(8)} req/s   p50 ${String(r.latency.p50).padStart(4)} ms   p99 ${String(r.latency.p99).padStart(4)} ms   non-2xx ${r.non2xx}`;
   const out = [
     `GET /v1/audio_books/{id}, ${connections} connections, ${duration} s each, Node ${process.version}`,
