@@ -1,0 +1,24 @@
+export type { BlobSource, BlobStat, BlobStore, PutOptions, PutResult, ReadRange } from "./types.ts";
+export {
+  BlobChangedError,
+  BlobError,
+  BlobKeyConflictError,
+  BlobNotFoundError,
+  BlobRangeError,
+  BlobStoreError,
+  InvalidBlobKeyError,
+  InvalidContentTypeError,
+  InvalidSigningSecretError,
+  isBlobError,
+  isBlobNotFoundError,
+} from "./errors.ts";
+export type { BlobErrorCode } from "./errors.ts";
+export { MAX_BLOB_KEY_LENGTH, isValidBlobKey, validateBlobKey, validateBlobPrefix } from "./keys.ts";
+export { DEFAULT_CONTENT_TYPE, contentRange, contentTypeFor, parseRange } from "./range.ts";
+export type { ParsedRange } from "./range.ts";
+export { MIN_SIGNING_SECRET_LENGTH, SIGNED_FILES_PATH, signBlobUrl, verifyBlobSignature } from "./sign.ts";
+export type { SignBlobUrlOptions, SigningSecrets, VerifyBlobSignatureOptions, VerifyBlobSignatureResult } from "./sign.ts";
+export { blobRootFor, createFsBlobStore } from "./fs.ts";
+export type { FsBlobStoreOptions } from "./fs.ts";
+export { createNatsBlobStore } from "./nats.ts";
+export type { NatsBlobStoreOptions } from "./nats.ts";

@@ -1,0 +1,54 @@
+import { InvalidBlobKeyError } from "./errors.ts";
+
+/** Longest key accepted, in characters (all ASCII, so also bytes). */
+export const MAX_BLOB_KEY_LENGTH = 1024;
+
+const SEGMENT = /^[A-Za-z0-9._-]+$/;
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
+function refusal(key: string, allowEmpty: boolean, allowTrailingSlash: boolean): string | undefined {
+  if (typeof key !== "string") return "not a string";
+  if (key.length === 0) return allowEmpty ? undefined : "empty";
+  if (key.length > MAX_BLOB_KEY_LENGTH) return `longer than ${MAX_BLOB_KEY_LENGTH} characters`;
+  if (key.includes("\u0000")) return "contains NUL";
+  if (CONTROL.test(key)) return "contains a control character";
+  if (key.includes("\\")) return "contains a backslash";
+  if (key.startsWith("/")) return "absolute (starts with /)";
+  const body = allowTrailingSlash && key.endsWith("/") ? key.slice(0, -1) : key;
+  const segments = body.split("/");
+  for (const segment of segments) {
+    if (segment === "") return "empty path segment (//)";
+    if (segment === "..") return "contains a .. segment";
+    if (segment === ".") return "contains a . segment";
+    if (!SEGMENT.test(segment)) return "contains a character outside [A-Za-z0-9._/-]";
+  }
+  return undefined;
+}
+
+/**
+ * Throws InvalidBlobKeyError unless `key` is a relative slash path of segments
+ * made of `[A-Za-z0-9._-]`, with no empty, `.` or `..` segment, no leading or
+ * trailing slash, at most {@link MAX_BLOB_KEY_LENGTH} characters.
+ * Backslashes, NUL and control characters are refused with their own reason.
+ */
+export function validateBlobKey(key: string): string {
+  const reason = refusal(key, false, false);
+  if (reason !== undefined) throw new InvalidBlobKeyError(String(key), reason);
+  return key;
+}
+
+/** True when {@link validateBlobKey} would accept `key`. */
+export function isValidBlobKey(key: string): boolean {
+  return refusal(key, false, false) === undefined;
+}
+
+/**
+ * A list prefix: "" (everything), or a key-like string that may end with "/"
+ * (`tasks/42/chunks/`). Matching is by plain string prefix, so `tasks/4`
+ * also matches `tasks/42/...`.
+ */
+export function validateBlobPrefix(prefix: string): string {
+  const reason = refusal(prefix, true, true);
+  if (reason !== undefined) throw new InvalidBlobKeyError(String(prefix), reason);
+  return prefix;
+}
