@@ -16,14 +16,18 @@ const USAGE = `usage:
 
 const ACCOUNT_ID = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/;
 
-export async function runKeysCli(argv: string[], out: (line: string) => void): Promise<number> {
+export async function runKeysCli(
+  argv: string[],
+  out: (line: string) => void,
+  env: Record<string, string | undefined> = process.env,
+): Promise<number> {
   const { positionals, values } = parseArgs({
     args: argv,
     allowPositionals: true,
     options: { name: { type: "string" }, json: { type: "boolean" } },
   });
   const [command, arg] = positionals;
-  const config = loadConfig();
+  const config = loadConfig(env);
   const logger = createLogger({ level: "warn", name: "keys-cli", destination: process.stderr as never });
   const store = await openGatewayStore(config, logger);
   try {

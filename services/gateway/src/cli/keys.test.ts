@@ -1,0 +1,42 @@
+import { describe, expect, it } from "vitest";
+import { tempDir } from "@voiceloc/testing";
+import { runKeysCli } from "./keys.ts";
+import { startTestGateway } from "../testing/harness.ts";
+
+describe("keys CLI", () => {
+  it("creates a key shown once, lists it without the secret, and revokes it", async () => {
+    const dir = await tempDir("voiceloc-cli-");
+    try {
+      const env = { DATA_DIR: dir.path, LOG_LEVEL: "silent" };
+      const created: string[] = [];
+      expect(await runKeysCli(["create", "zoe", "--name", "laptop", "--json"], (l) => created.push(l), env)).toBe(0);
+      const view = JSON.parse(created[0] ?? "{}") as { key: string; key_id: string; account: string };
+      expect(view.account).toBe("zoe");
+      expect(view.key).toMatch(/^vl_[a-z2-7]{10}_[A-Za-z0-9_-]{43}$/);
+
+      const listed: string[] = [];
+      await runKeysCli(["list", "zoe"], (l) => listed.push(l), env);
+      expect(listed).toHaveLength(1);
+      expect(listed[0]).toContain(view.key_id);
+      expect(listed[0]).toContain("active");
+      expect(listed.join("\n")).not.toContain(view.key.slice(15));
+
+      const gw = await startTestGateway({}, {}, dir.path);
+      try {
+        expect((await gw.request("GET", "/v1/voices/streams", { key: view.key })).status).toBe(200);
+        const out: string[] = [];
+        expect(await runKeysCli(["revoke", view.key_id], (l) => out.push(l), env)).toBe(0);
+        expect((await gw.request("GET", "/v1/voices/streams", { key: view.key })).status).toBe(401);
+      } finally {
+        await gw.gateway.stop();
+      }
+      const after: string[] = [];
+      await runKeysCli(["list"], (l) => after.push(l), env);
+      expect(after.find((l) => l.startsWith(view.key_id))).toContain("revoked");
+      expect(await runKeysCli(["revoke", "nope"], () => undefined, env)).toBe(1);
+      expect(await runKeysCli(["create", "../bad"], () => undefined, env)).toBe(2);
+    } finally {
+      await dir.cleanup();
+    }
+  });
+});
