@@ -1,5 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { SignJWT } from "jose";
+import { KEY_CACHE_TTL_MS } from "./auth/authenticator.ts";
 import { ALICE_KEY, BASE, BOB_KEY, JWT_SECRET, startTestGateway, type TestGateway } from "./testing/harness.ts";
 
 const LANGS =
@@ -277,9 +278,16 @@ describe("authentication", () => {
     const { key, view } = await repo.create("carol", "test");
     expect((await t.request("GET", "/v1/audio_books/", { key })).status).toBe(200);
     await repo.revoke(view.key_id);
-    const res = await t.request("GET", "/v1/audio_books/", { key });
-    expect(res.status).toBe(401);
-    expect((await json(res)).detail).toBe("API key has been revoked");
+    // verified keys are cached for KEY_CACHE_TTL_MS: revocation takes effect within that time
+    vi.useFakeTimers({ toFake: ["Date"] });
+    try {
+      vi.setSystemTime(Date.now() + KEY_CACHE_TTL_MS + 1);
+      const res = await t.request("GET", "/v1/audio_books/", { key });
+      expect(res.status).toBe(401);
+      expect((await json(res)).detail).toBe("API key has been revoked");
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
 

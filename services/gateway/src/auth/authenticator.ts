@@ -16,6 +16,10 @@ export interface JwtOptions {
   audience?: string | undefined;
 }
 
+/** Verified API keys are remembered this long, so a revoked key stops working within this time. */
+export const KEY_CACHE_TTL_MS = 5_000;
+const KEY_CACHE_MAX = 10_000;
+
 const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
 const MAX_CREDENTIAL_LENGTH = 8192;
 
@@ -28,6 +32,8 @@ const MAX_CREDENTIAL_LENGTH = 8192;
 export class Authenticator {
   private readonly secretKey: Uint8Array | undefined;
   private readonly jwks: ReturnType<typeof createRemoteJWKSet> | undefined;
+  /** Presented key → principal, for KEY_CACHE_TTL_MS (successful lookups only). */
+  private readonly keyCache = new Map<string, { principal: Principal; until: number }>();
 
   constructor(
     private readonly keys: ApiKeyRepository,
@@ -55,11 +61,23 @@ export class Authenticator {
 
   private async viaApiKey(key: string): Promise<Principal> {
     if (key.length > MAX_CREDENTIAL_LENGTH) throw new UnauthorizedError("Invalid API key", "invalid_token");
+    const now = Date.now();
+    const cached = this.keyCache.get(key);
+    if (cached && cached.until > now) return cached.principal;
     const result = await this.keys.check(key);
     if (!result.ok) {
+      this.keyCache.delete(key);
       throw new UnauthorizedError(result.reason === "revoked" ? "API key has been revoked" : "Invalid API key", "invalid_token");
     }
-    return { accountId: result.accountId, via: "api_key", keyId: result.keyId };
+    const principal: Principal = { accountId: result.accountId, via: "api_key", keyId: result.keyId };
+    if (this.keyCache.size >= KEY_CACHE_MAX) this.keyCache.clear();
+    this.keyCache.set(key, { principal, until: now + KEY_CACHE_TTL_MS });
+    return principal;
+  }
+
+  /** Forgets cached keys (after a revocation in this process). */
+  forgetKeys(): void {
+    this.keyCache.clear();
   }
 
   private async viaAccessToken(token: string): Promise<Principal> {

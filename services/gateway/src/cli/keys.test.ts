@@ -1,4 +1,5 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
+import { KEY_CACHE_TTL_MS } from "../auth/authenticator.ts";
 import { tempDir } from "@voiceloc/testing";
 import { runKeysCli } from "./keys.ts";
 import { startTestGateway } from "../testing/harness.ts";
@@ -26,7 +27,14 @@ describe("keys CLI", () => {
         expect((await gw.request("GET", "/v1/voices/streams", { key: view.key })).status).toBe(200);
         const out: string[] = [];
         expect(await runKeysCli(["revoke", view.key_id], (l) => out.push(l), env)).toBe(0);
-        expect((await gw.request("GET", "/v1/voices/streams", { key: view.key })).status).toBe(401);
+        // the running gateway honours the revocation once its short key cache expires
+        vi.useFakeTimers({ toFake: ["Date"] });
+        try {
+          vi.setSystemTime(Date.now() + KEY_CACHE_TTL_MS + 1);
+          expect((await gw.request("GET", "/v1/voices/streams", { key: view.key })).status).toBe(401);
+        } finally {
+          vi.useRealTimers();
+        }
       } finally {
         await gw.gateway.stop();
       }
