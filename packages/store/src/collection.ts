@@ -50,6 +50,14 @@ export interface Collection<T extends { id: string }> {
   readonly name: string;
   /** Inserts a new document. Throws DuplicateKeyError when `id` or a unique index collides. */
   insert(doc: T): Promise<void>;
+  /**
+   * Inserts documents in order (added for bulk loads; the embedded store
+   * commits them in batched transactions). Stops at the first failure, which
+   * it throws (DuplicateKeyError on a collision): documents before the failing
+   * one stay inserted, the failing one and those after it are not. This is
+   * the same on both adapters (MongoDB's ordered insertMany).
+   */
+  insertMany(docs: T[]): Promise<void>;
   /** Returns the document with this id, or null. */
   get(id: string): Promise<T | null>;
   findOne(filter: Filter): Promise<T | null>;
