@@ -5,7 +5,7 @@ import type { Server } from "node:http";
 import { serve } from "@hono/node-server";
 import type { Config } from "@voiceloc/config";
 import type { Logger } from "@voiceloc/log";
-import { openStore, type Store } from "@voiceloc/store";
+import { openEmbeddedStore, openMongoStore, type Store } from "@voiceloc/store";
 import { signBlobUrl, type BlobStore } from "@voiceloc/blobs";
 import type { Bus } from "@voiceloc/bus";
 import { classifyReference } from "@voiceloc/fetch";
@@ -25,7 +25,8 @@ export function gatewayDataDir(config: Config): string {
 }
 
 export async function openGatewayStore(config: Config, logger: Logger): Promise<Store> {
-  return openStore({ ...(config.mongodb ? { mongodbUrl: config.mongodb.url } : {}), dataDir: gatewayDataDir(config), logger });
+  if (config.mongodb) return openMongoStore({ url: config.mongodb.url, dbName: config.mongodb.dbName, logger });
+  return openEmbeddedStore({ dir: gatewayDataDir(config), logger });
 }
 
 /**
