@@ -1,0 +1,154 @@
+import type { Bus } from "@voiceloc/bus";
+import { SUBJECTS, type TaskEvent, type TaskKind } from "@voiceloc/contracts";
+import type { Logger } from "@voiceloc/log";
+import { errorMessage } from "./errors.ts";
+import { SEQ_DELIVERY_SPAN, taskEventSeq } from "./seq.ts";
+
+export interface DeliveryEventsOptions {
+  bus: Bus;
+  kind: TaskKind;
+  taskId: string;
+  deliveryCount: number;
+  /** Once aborted, no more progress is published. */
+  signal: AbortSignal;
+  logger: Logger;
+  /** Minimum time between two progress events. */
+  intervalMs: number;
+}
+
+export type TerminalEvent =
+  | { status: "completed"; resultKey: string | null; subtitleKey?: string | null }
+  | { status: "failed"; error: string };
+
+/**
+ * The events of one delivery of one task: the opening `processing` event, throttled progress and the
+ * terminal event, published one after another (in order) with rising sequence numbers (see seq.ts).
+ */
+export class DeliveryEvents {
+  private readonly subject: string;
+  private counter = 0;
+  /** Last percent published (or queued for publishing) in this delivery. */
+  private lastPercent = 0;
+  private lastAt = 0;
+  private handlerReported = false;
+  private pending: number | undefined;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private chain: Promise<void> = Promise.resolve();
+  private closed = false;
+
+  constructor(private readonly options: DeliveryEventsOptions) {
+    this.subject = SUBJECTS.taskEvent(options.kind, options.taskId);
+  }
+
+  /** Percent of the last progress event published or queued. */
+  get progressPercent(): number {
+    return this.lastPercent;
+  }
+
+  /** Publishes the opening `processing` event (progress 0); throws when publishing fails. */
+  async start(): Promise<void> {
+    this.lastAt = Date.now();
+    await this.publish(this.event("processing", 0, this.nextSeq(false) ?? SEQ_DELIVERY_SPAN - 1));
+  }
+
+  /**
+   * Queues a `processing` event: percent clamped to 0–100 and never below the last one published; the
+   * first report of the handler goes out at once, later ones at most once per interval, and the latest
+   * value held back by the throttle goes out at the end of the interval (or before the terminal event).
+   */
+  progress(percent: number, stage?: string): void {
+    if (this.closed || this.options.signal.aborted) return;
+    if (typeof percent !== "number" || Number.isNaN(percent)) return;
+    const value = Math.max(this.lastPercent, this.pending ?? 0, Math.min(100, Math.max(0, percent)));
+    if (stage !== undefined) this.options.logger.debug({ progress: value, stage }, "task progress");
+    const first = !this.handlerReported;
+    this.handlerReported = true;
+    if (value === this.lastPercent && !first) return;
+    const wait = this.lastAt + this.options.intervalMs - Date.now();
+    if (first || wait <= 0) {
+      this.pending = undefined;
+      this.clearTimer();
+      this.emit(value);
+      return;
+    }
+    this.pending = value;
+    this.timer ??= setTimeout(() => {
+      this.timer = undefined;
+      this.flushPending();
+    }, wait);
+  }
+
+  /** Publishes the held-back progress value (if any) and waits for queued events. */
+  async flush(): Promise<void> {
+    this.clearTimer();
+    this.flushPending();
+    await this.chain;
+  }
+
+  /** Drops held-back progress, publishes nothing more, waits for events already queued. Idempotent. */
+  async abandon(): Promise<void> {
+    this.closed = true;
+    this.pending = undefined;
+    this.clearTimer();
+    await this.chain;
+  }
+
+  /** Flushes progress, then publishes the terminal event; throws when publishing it fails. */
+  async finish(terminal: TerminalEvent): Promise<void> {
+    await this.flush();
+    this.closed = true;
+    const seq = this.nextSeq(true) ?? SEQ_DELIVERY_SPAN - 1;
+    const event: TaskEvent =
+      terminal.status === "completed"
+        ? {
+            ...this.event("completed", 100, seq),
+            result_key: terminal.resultKey,
+            ...(terminal.subtitleKey === undefined ? {} : { subtitle_key: terminal.subtitleKey }),
+          }
+        : { ...this.event("failed", this.lastPercent, seq), error: terminal.error };
+    await this.publish(event);
+  }
+
+  private flushPending(): void {
+    const value = this.pending;
+    this.pending = undefined;
+    if (value === undefined || this.closed || this.options.signal.aborted) return;
+    if (value > this.lastPercent) this.emit(value);
+  }
+
+  private clearTimer(): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  private emit(percent: number): void {
+    const seq = this.nextSeq(false);
+    if (seq === undefined) return;
+    this.lastPercent = percent;
+    this.lastAt = Date.now();
+    const event = this.event("processing", percent, seq);
+    this.chain = this.chain.then(async () => {
+      if (this.options.signal.aborted) return;
+      try {
+        await this.publish(event);
+      } catch (error) {
+        this.options.logger.warn({ err: error, seq, progress: percent }, `progress event not published: ${errorMessage(error)}`);
+      }
+    });
+  }
+
+  /** The next seq; progress may not take the last counter value, which is kept for the terminal event. */
+  private nextSeq(terminal: boolean): number | undefined {
+    const limit = terminal ? SEQ_DELIVERY_SPAN : SEQ_DELIVERY_SPAN - 1;
+    if (this.counter >= limit) return undefined;
+    return taskEventSeq(this.options.deliveryCount, this.counter++);
+  }
+
+  private event(status: TaskEvent["status"], progress: number, seq: number): TaskEvent {
+    return { task_id: this.options.taskId, kind: this.options.kind, seq, status, progress, at: new Date().toISOString() };
+  }
+
+  private async publish(event: TaskEvent): Promise<void> {
+    await this.options.bus.publishEvent(this.subject, event, { msgId: `${this.options.taskId}:${event.seq}` });
+  }
+}

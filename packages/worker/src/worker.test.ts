@@ -1,0 +1,377 @@
+import { randomUUID } from "node:crypto";
+import { existsSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { LeaseExpiredError, type Bus, type DeadLetter } from "@voiceloc/bus";
+import type { TaskEvent } from "@voiceloc/contracts";
+import { silentLogger } from "@voiceloc/log";
+import { afterEach, describe, expect, it } from "vitest";
+import { TaskInputError, RetryableTaskError } from "./errors.ts";
+import { SEQ_DELIVERY_SPAN, taskEventSeq } from "./seq.ts";
+import { checkpointKey, checkpointPrefix, resultKeyFor } from "./keys.ts";
+import { createTaskWorker, type TaskHandler, type TaskWorker } from "./worker.ts";
+import { createHarness, deferred, sleep, waitFor, TestTaskSchema, type Harness, type TestTask } from "./testing/harness.ts";
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function setup(options: Parameters<typeof createHarness>[0] = {}): Promise<Harness> {
+  const h = await createHarness(options);
+  cleanups.push(h.cleanup);
+  return h;
+}
+
+function worker(h: Harness, handle: TaskHandler<TestTask>, extra: { concurrency?: number; progressIntervalMs?: number; bus?: Bus } = {}): TaskWorker {
+  const w = createTaskWorker({
+    bus: extra.bus ?? h.bus,
+    blobs: h.blobs,
+    kind: "subtitle",
+    queue: h.queue,
+    schema: TestTaskSchema,
+    logger: silentLogger(),
+    handle,
+    ...(extra.concurrency === undefined ? {} : { concurrency: extra.concurrency }),
+    ...(extra.progressIntervalMs === undefined ? {} : { progressIntervalMs: extra.progressIntervalMs }),
+  });
+  cleanups.push(() => w.stop({ graceMs: 5_000 }));
+  return w;
+}
+
+const terminal = (e: TaskEvent) => e.status === "completed" || e.status === "failed";
+const deliveryOf = (e: TaskEvent) => Math.floor(e.seq / SEQ_DELIVERY_SPAN);
+
+function expectRisingSeq(events: TaskEvent[]): void {
+  for (let i = 1; i < events.length; i++) expect(events[i]!.seq).toBeGreaterThan(events[i - 1]!.seq);
+}
+
+describe("seq", () => {
+  it("is deliveryCount * 2^20 + counter, so a later delivery outranks an earlier one", () => {
+    expect(taskEventSeq(1, 0)).toBe(1_048_576);
+    expect(taskEventSeq(2, 0)).toBeGreaterThan(taskEventSeq(1, SEQ_DELIVERY_SPAN - 1));
+    expect(() => taskEventSeq(0, 0)).toThrow();
+    expect(() => taskEventSeq(1, SEQ_DELIVERY_SPAN)).toThrow();
+  });
+});
+
+describe("keys", () => {
+  it("builds checkpoint and result keys and refuses bad names", () => {
+    const id = randomUUID();
+    expect(checkpointKey(id, "part-1")).toBe(`tasks/${id}/checkpoints/part-1`);
+    expect(resultKeyFor("audiobook", id, ".mp3")).toBe(`results/audiobook/${id}.mp3`);
+    expect(() => checkpointKey(id, "../x")).toThrow(expect.objectContaining({ name: "InvalidCheckpointNameError", code: "invalid_checkpoint_name" }));
+    expect(() => checkpointPrefix("a.b")).toThrow(expect.objectContaining({ code: "invalid_argument" }));
+    expect(() => resultKeyFor("subtitle", id, "s/rt")).toThrow();
+  });
+});
+
+describe("createTaskWorker (in-process bus, fs blobs)", () => {
+  it("publishes processing first, throttled rising progress, then completed with the result key", async () => {
+    const h = await setup();
+    let workDir = "";
+    const w = worker(h, async (task, ctx) => {
+      workDir = ctx.workDir;
+      expect(existsSync(ctx.workDir)).toBe(true);
+      for (let p = 1; p <= 100; p++) ctx.progress(p, "translating");
+      ctx.progress(50); // lower than published: never goes back
+      ctx.progress(250); // clamped to 100
+      await sleep(400);
+      ctx.progress(100);
+      const key = ctx.resultKey("srt");
+      await h.blobs.put(key, Buffer.from(`result of ${task.task_id}`));
+      return { resultKey: key, subtitleKey: key };
+    });
+    await w.start();
+    const id = randomUUID();
+    await h.publish({ task_id: id });
+    await waitFor(() => h.eventsOf(id).some(terminal), "the completed event");
+    await w.stop();
+
+    const events = h.eventsOf(id);
+    expect(events[0]).toMatchObject({ status: "processing", progress: 0, seq: taskEventSeq(1, 0), kind: "subtitle" });
+    expect(events[1]).toMatchObject({ status: "processing", progress: 1 });
+    expectRisingSeq(events);
+    const progress = events.map((e) => e.progress);
+    expect([...progress].sort((a, b) => a - b)).toEqual(progress);
+    expect(events.length).toBeLessThan(10); // 100 reports in a tight loop are throttled
+    const last = events.at(-1)!;
+    expect(last).toMatchObject({ status: "completed", progress: 100, result_key: `results/subtitle/${id}.srt`, subtitle_key: `results/subtitle/${id}.srt` });
+    expect(events.at(-2)).toMatchObject({ status: "processing", progress: 100 }); // the latest report goes out
+    expect(events.filter(terminal)).toHaveLength(1);
+    expect(existsSync(workDir)).toBe(false);
+  });
+
+  it("a TaskInputError fails the task with its message once, without redelivery", async () => {
+    const h = await setup();
+    const deadLetters: DeadLetter[] = [];
+    await h.bus.onDeadLetter(h.queue, async (d) => void deadLetters.push(d));
+    let calls = 0;
+    const w = worker(h, async () => {
+      calls++;
+      throw new TaskInputError("The file is not a text file.");
+    });
+    await w.start();
+    const id = randomUUID();
+    await h.publish({ task_id: id });
+    await waitFor(() => h.eventsOf(id).some(terminal), "the failed event");
+    await sleep(600); // several back-off periods: a redelivery would show up
+    await w.stop();
+
+    expect(calls).toBe(1);
+    const events = h.eventsOf(id);
+    expect(events.map((e) => e.status)).toEqual(["processing", "failed"]);
+    expect(events[1]).toMatchObject({ error: "The file is not a text file." });
+    expect(deadLetters).toHaveLength(0);
+  });
+
+  it("retries a failing handler with back-off and completes; a later delivery's events outrank earlier ones", async () => {
+    const h = await setup({ queue: { backoffMs: [300, 300] } });
+    const starts: number[] = [];
+    const failures: number[] = [];
+    const w = worker(h, async (_task, ctx) => {
+      starts.push(Date.now());
+      expect(ctx.deliveryCount).toBe(starts.length);
+      ctx.progress(10 * ctx.deliveryCount);
+      if (ctx.deliveryCount === 1) {
+        failures.push(Date.now());
+        throw new Error("engine unavailable");
+      }
+      if (ctx.deliveryCount === 2) {
+        failures.push(Date.now());
+        throw new RetryableTaskError("engine still busy");
+      }
+      return ctx.resultKey("mp3");
+    });
+    await w.start();
+    const id = randomUUID();
+    await h.publish({ task_id: id });
+    await waitFor(() => h.eventsOf(id).some(terminal), "the completed event");
+    await w.stop();
+
+    expect(starts).toHaveLength(3);
+    expect(starts[1]! - failures[0]!).toBeGreaterThanOrEqual(250);
+    expect(starts[2]! - failures[1]!).toBeGreaterThanOrEqual(250);
+    const events = h.eventsOf(id);
+    expect(events.filter((e) => e.status === "failed")).toHaveLength(0);
+    expect(events.at(-1)).toMatchObject({ status: "completed", result_key: `results/subtitle/${id}.mp3` });
+    expectRisingSeq(events);
+    expect(events.map(deliveryOf)).toEqual([1, 1, 2, 2, 3, 3, 3]);
+    const maxOf = (d: number) => Math.max(...events.filter((e) => deliveryOf(e) === d).map((e) => e.seq));
+    const minOf = (d: number) => Math.min(...events.filter((e) => deliveryOf(e) === d).map((e) => e.seq));
+    expect(minOf(2)).toBeGreaterThan(maxOf(1));
+    expect(minOf(3)).toBeGreaterThan(maxOf(2));
+  });
+
+  it("fails the task on its last attempt with a plain-words reason and acks it (no dead letter)", async () => {
+    const h = await setup();
+    const deadLetters: DeadLetter[] = [];
+    await h.bus.onDeadLetter(h.queue, async (d) => void deadLetters.push(d));
+    let calls = 0;
+    const w = worker(h, async (_task, ctx) => {
+      calls++;
+      expect(ctx.lastAttempt).toBe(ctx.deliveryCount === 3);
+      throw new Error("the speech engine crashed");
+    });
+    await w.start();
+    const id = randomUUID();
+    await h.publish({ task_id: id });
+    await waitFor(() => h.eventsOf(id).some(terminal), "the failed event");
+    await sleep(500);
+    await w.stop();
+
+    expect(calls).toBe(3);
+    const failed = h.eventsOf(id).filter(terminal);
+    expect(failed).toHaveLength(1);
+    expect(failed[0]).toMatchObject({ status: "failed" });
+    expect(failed[0]!.error).toBe("The subtitles could not be completed after 3 attempts: the speech engine crashed");
+    expect(deliveryOf(failed[0]!)).toBe(3);
+    expect(deadLetters).toHaveLength(0);
+  });
+
+  it("resumes from checkpoints on redelivery: parts 1-3 are not redone", async () => {
+    const h = await setup();
+    const ran: number[] = [];
+    const runPart = (i: number) => {
+      ran.push(i);
+      return Buffer.from(`part ${i};`);
+    };
+    let seenOnRedelivery: string[] = [];
+    const w = worker(h, async (_task, ctx) => {
+      if (ctx.deliveryCount > 1) seenOnRedelivery = await ctx.checkpoints.list();
+      for (let i = 1; i <= 5; i++) {
+        const name = `part-${i}`;
+        if (await ctx.checkpoints.has(name)) continue;
+        await ctx.checkpoints.put(name, runPart(i));
+        ctx.progress(i * 18);
+        if (ctx.deliveryCount === 1 && i === 3) throw new Error("worker crashed after part 3");
+      }
+      const parts: Buffer[] = [];
+      for (let i = 1; i <= 5; i++) parts.push(await readFile(await ctx.checkpoints.get(`part-${i}`)));
+      const key = ctx.resultKey("txt");
+      await h.blobs.put(key, Buffer.concat(parts));
+      return { resultKey: key };
+    });
+    await w.start();
+    const id = randomUUID();
+    await h.publish({ task_id: id });
+    await waitFor(() => h.eventsOf(id).some(terminal), "the completed event");
+    await w.stop();
+
+    expect(ran).toEqual([1, 2, 3, 4, 5]);
+    expect(seenOnRedelivery).toEqual(["part-1", "part-2", "part-3"]);
+    expect(h.eventsOf(id).at(-1)).toMatchObject({ status: "completed", result_key: `results/subtitle/${id}.txt` });
+    const result = await readFile(await h.blobs.toLocalFile(`results/subtitle/${id}.txt`, "/unused"), "utf8");
+    expect(result).toBe("part 1;part 2;part 3;part 4;part 5;");
+    expect(await h.blobs.list(checkpointPrefix(id))).toEqual([]);
+  });
+
+  it("never runs more than `concurrency` tasks at once and handles them all", async () => {
+    const h = await setup();
+    let active = 0;
+    let maxActive = 0;
+    const gate = deferred();
+    const w = worker(
+      h,
+      async (task) => {
+        active++;
+        maxActive = Math.max(maxActive, active);
+        try {
+          await gate.promise;
+          return `results/subtitle/${task.task_id}.srt`;
+        } finally {
+          active--;
+        }
+      },
+      { concurrency: 2 },
+    );
+    const ids = Array.from({ length: 6 }, () => randomUUID());
+    for (const id of ids) await h.publish({ task_id: id });
+    await w.start();
+    await waitFor(() => active === 2, "two tasks in flight");
+    await sleep(500);
+    expect(active).toBe(2);
+    gate.resolve();
+    await waitFor(() => ids.every((id) => h.eventsOf(id).some(terminal)), "every task to complete");
+    await w.stop();
+    expect(maxActive).toBe(2);
+    for (const id of ids) expect(h.eventsOf(id).filter(terminal).map((e) => e.status)).toEqual(["completed"]);
+  });
+
+  it("stop() drains: waits for the task in flight, settles it, and pulls nothing new", async () => {
+    const h = await setup();
+    const started: string[] = [];
+    const gate = deferred();
+    const w = worker(h, async (task) => {
+      started.push(task.task_id);
+      await gate.promise;
+      return `results/subtitle/${task.task_id}.srt`;
+    });
+    await w.start();
+    const first = randomUUID();
+    await h.publish({ task_id: first });
+    await waitFor(() => started.length === 1, "the first task to start");
+    let stopped = false;
+    const stopping = w.stop().then(() => {
+      stopped = true;
+    });
+    const second = randomUUID();
+    await h.publish({ task_id: second });
+    await sleep(300);
+    expect(stopped).toBe(false);
+    gate.resolve();
+    await stopping;
+    expect(h.eventsOf(first).at(-1)).toMatchObject({ status: "completed" });
+    expect(started).toEqual([first]);
+    expect(h.eventsOf(second)).toEqual([]);
+
+    // The first task was acked: a new worker only gets the second one.
+    const next: string[] = [];
+    const w2 = worker(h, async (task) => {
+      next.push(task.task_id);
+      return `results/subtitle/${task.task_id}.srt`;
+    });
+    await w2.start();
+    await waitFor(() => h.eventsOf(second).some(terminal), "the second task");
+    await sleep(300);
+    await w2.stop();
+    expect(next).toEqual([second]);
+  });
+
+  it("stop({ graceMs }) aborts an overrunning handler without failing the task; another worker redoes it", async () => {
+    const h = await setup();
+    const w = worker(h, async (_task, ctx) => {
+      await new Promise((_resolve, reject) => ctx.signal.addEventListener("abort", () => reject(ctx.signal.reason as Error)));
+      return "never";
+    });
+    await w.start();
+    const id = randomUUID();
+    await h.publish({ task_id: id });
+    await waitFor(() => h.eventsOf(id).length === 1, "the processing event");
+    await w.stop({ graceMs: 200 });
+    expect(h.eventsOf(id).filter(terminal)).toEqual([]);
+
+    const w2 = worker(h, async (_task, ctx) => ctx.resultKey("srt"));
+    await w2.start();
+    await waitFor(() => h.eventsOf(id).some(terminal), "the redelivered task to complete");
+    await w2.stop();
+    const events = h.eventsOf(id);
+    expect(events.filter(terminal).map((e) => e.status)).toEqual(["completed"]);
+    expect(deliveryOf(events.at(-1)!)).toBe(2);
+  });
+
+  it("after a lost lease the stale delivery publishes nothing more; the redelivery completes", async () => {
+    const h = await setup();
+    // The real bus, with the first delivery's signal replaced by one the test aborts as the bus would.
+    const lease = new AbortController();
+    const proxy: Bus = {
+      ...h.bus,
+      consumeWork: (queue, schema, handler, options) =>
+        h.bus.consumeWork(queue, schema, (ctx) => handler(ctx.deliveryCount === 1 ? { ...ctx, signal: lease.signal } : ctx), options),
+    };
+    const progressed = deferred();
+    const resume = deferred();
+    const w = worker(
+      h,
+      async (_task, ctx) => {
+        ctx.progress(20);
+        if (ctx.deliveryCount === 1) {
+          progressed.resolve();
+          await resume.promise;
+          ctx.progress(90); // after the lease is lost: dropped
+          return ctx.resultKey("srt"); // finishing anyway publishes nothing
+        }
+        return ctx.resultKey("vtt");
+      },
+      { bus: proxy, progressIntervalMs: 0 },
+    );
+    await w.start();
+    const id = randomUUID();
+    await h.publish({ task_id: id });
+    await progressed.promise;
+    await waitFor(() => h.eventsOf(id).length === 2, "the first delivery's progress");
+    lease.abort(new LeaseExpiredError(5_000));
+    resume.resolve();
+    await waitFor(() => h.eventsOf(id).some(terminal), "the redelivery to complete");
+    await w.stop();
+
+    const events = h.eventsOf(id);
+    expect(events.filter((e) => deliveryOf(e) === 1).map((e) => [e.status, e.progress])).toEqual([
+      ["processing", 0],
+      ["processing", 20],
+    ]);
+    expect(events.filter(terminal)).toHaveLength(1);
+    expect(events.at(-1)).toMatchObject({ status: "completed", result_key: `results/subtitle/${id}.vtt` });
+    expect(deliveryOf(events.at(-1)!)).toBe(2);
+  });
+
+  it("start() after stop() is refused; invalid concurrency is refused", async () => {
+    const h = await setup();
+    const w = worker(h, async () => "x");
+    await w.start();
+    await w.stop();
+    await expect(w.start()).rejects.toMatchObject({ name: "WorkerStoppedError", code: "worker_stopped" });
+    expect(() =>
+      createTaskWorker({ bus: h.bus, blobs: h.blobs, kind: "subtitle", queue: h.queue, schema: TestTaskSchema, logger: silentLogger(), concurrency: 0, handle: async () => "x" }),
+    ).toThrow(expect.objectContaining({ code: "invalid_argument" }));
+  });
+});

@@ -1,0 +1,323 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  DEFAULT_BACKOFF_MS,
+  outcome,
+  type Bus,
+  type BusSubscription,
+  type Schema,
+  type StopOptions,
+  type WorkContext,
+  type WorkOutcome,
+  type WorkQueueSpec,
+} from "@voiceloc/bus";
+import type { BlobStore } from "@voiceloc/blobs";
+import type { TaskKind } from "@voiceloc/contracts";
+import type { Logger } from "@voiceloc/log";
+import { cleanupCheckpoints, createCheckpoints, type TaskCheckpoints } from "./checkpoints.ts";
+import {
+  InvalidWorkerArgumentError,
+  RetryableTaskError,
+  TaskInputError,
+  WorkerStoppedError,
+  errorMessage,
+} from "./errors.ts";
+import { DeliveryEvents } from "./events.ts";
+import { isValidTaskId, resultKeyFor } from "./keys.ts";
+
+/** What a handler returns on success: blob keys carried by the `completed` event. */
+export interface TaskResult {
+  /** Blob key of the result (usually `ctx.resultKey(ext)`), or null when the task has no result file. */
+  resultKey: string | null;
+  /** Blob key of a subtitle file (subtitle tasks). */
+  subtitleKey?: string | null;
+}
+
+/** Everything a handler gets besides the task itself; valid during one delivery. */
+export interface TaskContext {
+  taskId: string;
+  kind: TaskKind;
+  /** 1 on the first delivery. */
+  deliveryCount: number;
+  /** The last delivery: a failure now fails the task instead of retrying it. */
+  lastAttempt: boolean;
+  /**
+   * Aborted when the lease was lost (the task is being redelivered elsewhere: stop, nothing more is
+   * published) or when stop() ran out of grace. Pass it to child processes and fetches.
+   */
+  signal: AbortSignal;
+  /** Child logger carrying taskId, subject and deliveryCount. */
+  logger: Logger;
+  /** A fresh temp dir, removed (with everything in it) after the delivery. */
+  workDir: string;
+  /**
+   * Reports progress as a `processing` event: percent clamped to 0–100 and never below the last one
+   * published in this delivery, throttled (first and latest values always go out). `stage` is logged only
+   * (the task event has no field for it). Never throws; publishing failures are logged.
+   */
+  progress(percent: number, stage?: string): void;
+  /** In-progress ack; the runtime also sends one every ackWait/2 while the handler runs. */
+  working(): void;
+  checkpoints: TaskCheckpoints;
+  /** `results/<kind>/<task id>.<ext>` */
+  resultKey(ext: string): string;
+}
+
+/**
+ * Does the work of one task. Return the result keys on success; throw a TaskInputError when the input is
+ * at fault (fails the task at once), a RetryableTaskError or anything else to retry with back-off.
+ * A bare string is shorthand for `{ resultKey }`.
+ */
+export type TaskHandler<T> = (task: T, ctx: TaskContext) => Promise<TaskResult | string>;
+
+export interface TaskWorkerOptions<T extends { task_id: string }> {
+  bus: Bus;
+  blobs: BlobStore;
+  kind: TaskKind;
+  /** The provisioned work queue (e.g. WORK_QUEUES[kind]); its backoffMs drives retries. */
+  queue: WorkQueueSpec;
+  /** Parses the work message (e.g. SubtitleWorkSchema); a payload it rejects is dead-lettered by the bus. */
+  schema: Schema<T>;
+  logger: Logger;
+  /** Tasks handled at once by this worker. Default 1. */
+  concurrency?: number;
+  handle: TaskHandler<T>;
+  /** Minimum time between two progress events of a delivery. Default 250 ms. */
+  progressIntervalMs?: number;
+  /** Parent of the per-delivery work dirs. Default the OS temp dir. */
+  workRoot?: string;
+  /** Passed to consumeWork (how long one pull waits on the server). */
+  pullExpiresMs?: number;
+}
+
+export interface TaskWorker {
+  /** Starts consuming the queue. Idempotent; rejects after stop(). */
+  start(): Promise<void>;
+  /**
+   * Stops pulling and waits for in-flight tasks to settle (drain). With graceMs, handlers still running
+   * after it are aborted (their signal) and their tasks redelivered, without a failed event. Idempotent.
+   */
+  stop(options?: StopOptions): Promise<void>;
+}
+
+/** How one delivery ended, before settling; the closed set the runtime switches over. */
+type Verdict =
+  | { kind: "completed"; result: TaskResult }
+  | { kind: "input_error"; error: TaskInputError }
+  | { kind: "error"; error: unknown; retryAfterMs: number | undefined }
+  | { kind: "lease_lost"; reason: unknown }
+  | { kind: "stopping"; error: unknown };
+
+const KIND_LABELS: Record<TaskKind, string> = {
+  audiobook: "The audio book",
+  "voice-stream": "The voice stream",
+  subtitle: "The subtitles",
+};
+
+function abortCode(signal: AbortSignal): string | undefined {
+  if (!signal.aborted) return undefined;
+  const code = (signal.reason as { code?: unknown } | null | undefined)?.code;
+  return typeof code === "string" ? code : undefined;
+}
+
+function toResult(value: unknown): TaskResult | undefined {
+  if (typeof value === "string") return { resultKey: value };
+  if (typeof value !== "object" || value === null) return undefined;
+  const r = value as { resultKey?: unknown; subtitleKey?: unknown };
+  const keyOk = (k: unknown) => k === null || typeof k === "string";
+  if (!keyOk(r.resultKey)) return undefined;
+  if (r.subtitleKey !== undefined && !keyOk(r.subtitleKey)) return undefined;
+  const resultKey = r.resultKey as string | null;
+  return r.subtitleKey === undefined ? { resultKey } : { resultKey, subtitleKey: r.subtitleKey as string | null };
+}
+
+function classify(error: unknown, signal: AbortSignal): Verdict {
+  const aborted = abortCode(signal);
+  if (aborted === "lease_expired") return { kind: "lease_lost", reason: signal.reason };
+  if (error instanceof TaskInputError) return { kind: "input_error", error };
+  if (signal.aborted) return { kind: "stopping", error };
+  if (error instanceof RetryableTaskError) return { kind: "error", error, retryAfterMs: error.retryAfterMs };
+  return { kind: "error", error, retryAfterMs: undefined };
+}
+
+/**
+ * The runtime shared by every worker service: consumes a work queue with bounded concurrency and
+ * heartbeats, runs `handle` per delivery with progress events, checkpoints and a work dir, and settles
+ * every delivery explicitly:
+ *
+ * - success → `completed` event (progress 100, result keys), checkpoints deleted, ack;
+ * - TaskInputError → `failed` event with its message, checkpoints deleted, ack (no retry);
+ * - any other error → retry after the queue's back-off; on the last delivery a `failed` event
+ *   ("… could not be completed after N attempts: <message>"), checkpoints deleted, ack;
+ * - lease lost → nothing more is published (the redelivery owns the task);
+ * - aborted by stop() → retried promptly (on the last delivery the bus dead-letters it).
+ *
+ * If the terminal event cannot be published, the delivery is retried (on the last one the bus
+ * dead-letters it and the gateway fails the task).
+ */
+export function createTaskWorker<T extends { task_id: string }>(options: TaskWorkerOptions<T>): TaskWorker {
+  const { bus, blobs, kind, queue, schema, handle } = options;
+  const concurrency = options.concurrency ?? 1;
+  if (!Number.isInteger(concurrency) || concurrency < 1) throw new InvalidWorkerArgumentError("concurrency must be an integer >= 1");
+  const intervalMs = options.progressIntervalMs ?? 250;
+  if (!(intervalMs >= 0)) throw new InvalidWorkerArgumentError("progressIntervalMs must be >= 0");
+  const backoff = queue.backoffMs && queue.backoffMs.length > 0 ? queue.backoffMs : DEFAULT_BACKOFF_MS;
+  const workRoot = options.workRoot ?? tmpdir();
+  const log = options.logger.child({ component: "worker", kind, queue: queue.name });
+
+  const backoffFor = (deliveryCount: number): number => {
+    const index = Math.min(Math.max(deliveryCount - 1, 0), backoff.length - 1);
+    return backoff[index] ?? 1_000;
+  };
+
+  async function deleteCheckpoints(taskId: string, dlog: Logger): Promise<void> {
+    try {
+      const deleted = await cleanupCheckpoints(blobs, taskId);
+      if (deleted > 0) dlog.debug({ deleted }, "checkpoints deleted");
+    } catch (error) {
+      dlog.warn({ err: error }, `could not delete checkpoints: ${errorMessage(error)}`);
+    }
+  }
+
+  async function settle(verdict: Verdict, work: WorkContext<T>, events: DeliveryEvents, taskId: string, dlog: Logger): Promise<WorkOutcome> {
+    const terminal = async (publish: () => Promise<void>, what: string): Promise<WorkOutcome | undefined> => {
+      try {
+        await publish();
+        return undefined;
+      } catch (error) {
+        const delayMs = backoffFor(work.deliveryCount);
+        dlog.error({ err: error, delayMs }, `could not publish the ${what} event; retrying the task: ${errorMessage(error)}`);
+        return outcome.retry(delayMs, `could not publish the ${what} event: ${errorMessage(error)}`);
+      }
+    };
+
+    switch (verdict.kind) {
+      case "completed": {
+        const failedPublish = await terminal(
+          () => events.finish({ status: "completed", resultKey: verdict.result.resultKey, ...(verdict.result.subtitleKey === undefined ? {} : { subtitleKey: verdict.result.subtitleKey }) }),
+          "completed",
+        );
+        if (failedPublish) return failedPublish;
+        await deleteCheckpoints(taskId, dlog);
+        dlog.info({ resultKey: verdict.result.resultKey }, "task completed");
+        return outcome.ack();
+      }
+      case "input_error": {
+        const failedPublish = await terminal(() => events.finish({ status: "failed", error: verdict.error.message }), "failed");
+        if (failedPublish) return failedPublish;
+        await deleteCheckpoints(taskId, dlog);
+        dlog.info({ reason: verdict.error.message }, "task failed: its input is at fault");
+        return outcome.ack();
+      }
+      case "error": {
+        const message = errorMessage(verdict.error);
+        if (work.lastAttempt) {
+          const reason = `${KIND_LABELS[kind]} could not be completed after ${work.deliveryCount} attempts: ${message}`;
+          const failedPublish = await terminal(() => events.finish({ status: "failed", error: reason }), "failed");
+          if (failedPublish) return failedPublish;
+          await deleteCheckpoints(taskId, dlog);
+          dlog.error({ err: verdict.error }, `task failed on its last attempt: ${message}`);
+          return outcome.ack();
+        }
+        await events.abandon();
+        const delayMs = verdict.retryAfterMs ?? backoffFor(work.deliveryCount);
+        dlog.warn({ err: verdict.error, delayMs }, `task attempt failed; retrying: ${message}`);
+        return outcome.retry(delayMs, message);
+      }
+      case "lease_lost": {
+        await events.abandon();
+        dlog.warn({ reason: errorMessage(verdict.reason) }, "lease lost; the task is being redelivered, this delivery publishes nothing more");
+        // The bus ignores the outcome of a delivery whose lease expired.
+        return outcome.retry(0, "lease lost");
+      }
+      case "stopping": {
+        await events.abandon();
+        dlog.warn({ err: verdict.error }, "task aborted by shutdown; it will be redelivered");
+        return outcome.retry(0, "worker stopping");
+      }
+      default: {
+        const unreachable: never = verdict;
+        throw new Error(`unhandled verdict ${JSON.stringify(unreachable)}`);
+      }
+    }
+  }
+
+  async function handleDelivery(work: WorkContext<T>): Promise<WorkOutcome> {
+    const taskId = work.data.task_id;
+    const dlog = log.child({ taskId, subject: work.subject, deliveryCount: work.deliveryCount });
+    if (!isValidTaskId(taskId)) {
+      dlog.error("work message with an unusable task id; dead-lettering it");
+      return outcome.term(`invalid task id ${JSON.stringify(taskId)}`);
+    }
+    const events = new DeliveryEvents({ bus, kind, taskId, deliveryCount: work.deliveryCount, signal: work.signal, logger: dlog, intervalMs });
+    let workDir: string | undefined;
+    try {
+      let verdict: Verdict;
+      try {
+        workDir = await mkdtemp(join(workRoot, `voiceloc-${kind}-`));
+        await events.start();
+        dlog.debug({ lastAttempt: work.lastAttempt }, "task delivery started");
+        const dir = workDir;
+        const ctx: TaskContext = {
+          taskId,
+          kind,
+          deliveryCount: work.deliveryCount,
+          lastAttempt: work.lastAttempt,
+          signal: work.signal,
+          logger: dlog,
+          workDir: dir,
+          progress: (percent, stage) => events.progress(percent, stage),
+          working: () => work.working(),
+          checkpoints: createCheckpoints({ blobs, taskId, localDir: dir, signal: work.signal, working: () => work.working() }),
+          resultKey: (ext) => resultKeyFor(kind, taskId, ext),
+        };
+        const returned: unknown = await handle(work.data, ctx);
+        const result = toResult(returned);
+        verdict =
+          result === undefined
+            ? { kind: "error", error: new InvalidWorkerArgumentError(`handler returned an invalid result: ${errorMessage(returned)}`), retryAfterMs: undefined }
+            : { kind: "completed", result };
+      } catch (error) {
+        verdict = classify(error, work.signal);
+      }
+      if (abortCode(work.signal) === "lease_expired") verdict = { kind: "lease_lost", reason: work.signal.reason };
+      return await settle(verdict, work, events, taskId, dlog);
+    } finally {
+      await events.abandon();
+      if (workDir !== undefined) {
+        await rm(workDir, { recursive: true, force: true }).catch((error: unknown) => {
+          dlog.warn({ err: error, workDir }, `could not remove the work dir: ${errorMessage(error)}`);
+        });
+      }
+    }
+  }
+
+  let starting: Promise<void> | undefined;
+  let subscription: BusSubscription | undefined;
+  let stopping: Promise<void> | undefined;
+
+  return {
+    start() {
+      if (stopping) return Promise.reject(new WorkerStoppedError());
+      starting ??= (async () => {
+        subscription = await bus.consumeWork(queue, schema, handleDelivery, {
+          concurrency,
+          heartbeat: true,
+          ...(options.pullExpiresMs === undefined ? {} : { pullExpiresMs: options.pullExpiresMs }),
+        });
+        log.info({ concurrency }, "task worker started");
+      })();
+      return starting;
+    },
+    stop(stopOptions) {
+      stopping ??= (async () => {
+        await starting?.catch(() => undefined);
+        if (subscription === undefined) return;
+        await subscription.stop(stopOptions);
+        log.info("task worker stopped");
+      })();
+      return stopping;
+    },
+  };
+}
