@@ -16,6 +16,7 @@ export const SUBJECTS = {
   allTaskEvents: "events.task.>",
   synthesize: "svc.synthesis.synthesize",
   voices: "svc.synthesis.voices",
+  capabilities: "svc.capabilities",
 } as const;
 
 /** Stream and queue settings, structurally the bus package's StreamSpec and WorkQueueSpec. */
@@ -159,3 +160,24 @@ export type Voice = z.infer<typeof VoiceSchema>;
 export const VoicesRequestSchema = z.object({});
 export const VoicesReplySchema = z.object({ voices: z.array(VoiceSchema) });
 export type VoicesReply = z.infer<typeof VoicesReplySchema>;
+
+/* ------------------------------------------------------------ capabilities */
+
+export const TranslationPairSchema = z.object({
+  source: Language,
+  target: Language,
+  /** Set when the pair is reached by translating through this language. */
+  pivot: Language.nullable(),
+  quality: z.enum(["rule-based", "neural", "llm"]),
+});
+
+/** What the configured engines can do, answered by every worker process on SUBJECTS.capabilities. */
+export const CapabilitiesSchema = z.object({
+  synthesis: z.object({ languages: z.array(Language) }),
+  recognition: z.object({ languages: z.array(Language) }),
+  translation: z.object({ pairs: z.array(TranslationPairSchema) }),
+  cloning: z.object({ available: z.boolean(), languages: z.array(Language) }),
+  voices: z.array(VoiceSchema),
+});
+export type Capabilities = z.infer<typeof CapabilitiesSchema>;
+export const CapabilitiesRequestSchema = z.object({});
