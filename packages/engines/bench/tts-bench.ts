@@ -1,7 +1,8 @@
 /**
  * Latency of speaking a 100-character English sentence to MP3:
  *   - synthesizeToFile (espeak-ng voice, and the default English voice flite:slt), which includes
- *     engine detection-free synthesis, encoding through @voiceloc/media, the temp-file rename and an ffprobe;
+ *     engine detection-free synthesis, encoding through @voiceloc/media, the temp-file rename and the
+ *     duration read from the encoded file's container;
  *   - the raw commands run directly: `espeak-ng -w out.wav` then `ffmpeg -i out.wav out.mp3`.
  * Variants are interleaved in every round so machine load affects them alike.
  *

@@ -128,6 +128,8 @@ describe("synthesizeToFile", () => {
     const info = await media.probe(out);
     expect(info.audio?.codec).toBe(codec);
     expect(info.audio?.channels).toBe(1);
+    // Read from the container without ffprobe, it must be what ffprobe states.
+    expect(result.durationSeconds).toBeCloseTo(info.durationSeconds, 5);
     await checkSpeech(out, SENTENCES.English);
   });
 
@@ -144,6 +146,7 @@ describe("synthesizeToFile", () => {
     expect(split.durationSeconds).toBeGreaterThan(whole.durationSeconds * 0.9);
     expect(split.durationSeconds).toBeLessThan(whole.durationSeconds * 1.5);
     expect((await media.measureVolume(split.path)).meanVolumeDb).toBeGreaterThan(-45);
+    expect(split.durationSeconds).toBeCloseTo((await media.probe(split.path)).durationSeconds, 5);
   });
 
   it("refuses Japanese with kanji instead of reading it wrongly", async () => {

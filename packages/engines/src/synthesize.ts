@@ -23,7 +23,7 @@ export interface SynthesizeToFileRequest {
 
 export interface SynthesizeToFileResult {
   path: string;
-  /** Measured on the encoded file with ffprobe. */
+  /** Measured on the encoded file: read from its container as ffprobe states it (ffprobe when unreadable). */
   durationSeconds: number;
   format: AudioFormat;
   /** The voice used. */
@@ -69,9 +69,9 @@ export async function synthesizeToFile(deps: SynthesizerDeps, request: Synthesiz
     } else {
       await deps.media.concatAudio({ inputs: wavs, outPath, format: request.format, encode, signal: request.signal });
     }
-    const info = await deps.media.probe(outPath, { signal: request.signal });
-    deps.logger?.debug({ voice: voice.name, chunks: chunks.length, seconds: info.durationSeconds }, "speech file written");
-    return { path: outPath, durationSeconds: info.durationSeconds, format: request.format, voice: voice.name, chunks: chunks.length };
+    const durationSeconds = await deps.media.encodedAudioDuration(outPath, request.format, { signal: request.signal });
+    deps.logger?.debug({ voice: voice.name, chunks: chunks.length, seconds: durationSeconds }, "speech file written");
+    return { path: outPath, durationSeconds, format: request.format, voice: voice.name, chunks: chunks.length };
   } finally {
     await rm(work, { recursive: true, force: true });
   }

@@ -54,8 +54,16 @@ describe("bundled fallback build", () => {
       const info = await media.probe(out);
       expect(info.audio?.codec).toBe("mp3");
       expect(info.durationSeconds).toBeGreaterThan(1.4);
+      expect(await media.encodedAudioDuration(out, "mp3")).toBeCloseTo(info.durationSeconds, 5);
       await media.convertAudio({ input: out, outPath: join(dir, "mix.ogg"), format: "ogg" });
-      expect((await media.probe(join(dir, "mix.ogg"))).audio?.codec).toBe("opus");
+      const ogg = await media.probe(join(dir, "mix.ogg"));
+      expect(ogg.audio?.codec).toBe("opus");
+      expect(await media.encodedAudioDuration(join(dir, "mix.ogg"), "ogg")).toBeCloseTo(ogg.durationSeconds, 5);
+      for (const format of ["wav", "flac"] as const) {
+        const file = join(dir, `mix.${format}`);
+        await media.convertAudio({ input: out, outPath: file, format });
+        expect(await media.encodedAudioDuration(file, format)).toBeCloseTo((await media.probe(file)).durationSeconds, 5);
+      }
     } finally {
       await cleanup();
     }

@@ -19,7 +19,8 @@ import {
   type ClipPlacement,
   type EncodeOptions,
 } from "./args.ts";
-import { MediaError, MediaRequestError } from "./errors.ts";
+import { readEncodedAudioDuration } from "./duration.ts";
+import { MediaCancelledError, MediaError, MediaRequestError } from "./errors.ts";
 import { probe, type MediaInfo } from "./probe.ts";
 import type { FfmpegBinaries } from "./resolve.ts";
 import { runFfmpeg, withTempOutput, type FfmpegProgress, type FfmpegRunResult } from "./run.ts";
@@ -58,6 +59,11 @@ export interface MediaToolkit {
   /** Runs ffmpeg with a built argument array. */
   run(args: readonly string[], options?: OperationOptions & { what?: string; expectedDurationSeconds?: number }): Promise<FfmpegRunResult>;
   probe(path: string, options?: { signal?: AbortSignal; demuxers?: readonly string[] }): Promise<MediaInfo>;
+  /**
+   * Duration in seconds of a file this toolkit encoded to `format`, as ffprobe states it: read from
+   * the container when it has the structure ffmpeg writes (no process started), otherwise probed.
+   */
+  encodedAudioDuration(path: string, format: AudioFormat, options?: { signal?: AbortSignal }): Promise<number>;
   /** Encodes the first audio track of `input` into `outPath` (written under a temporary name, then renamed). */
   convertAudio(request: { input: string; outPath: string; format: AudioFormat; encode?: EncodeOptions; inputDemuxers?: readonly string[] } & OperationOptions): Promise<string>;
   /** Joins audio files of identical shape (WAV chunks by default) into one encoded file, streaming. */
@@ -189,10 +195,22 @@ export function createMediaToolkit(binaries: FfmpegBinaries, logger: Logger): Me
     });
   };
 
+  const encodedAudioDuration: MediaToolkit["encodedAudioDuration"] = async (path, format, options = {}) => {
+    if (options.signal?.aborted) throw new MediaCancelledError("Measuring the audio duration");
+    const read = await readEncodedAudioDuration(path, format).catch((error: unknown) => {
+      log.debug({ err: error, path }, "could not read the duration from the container");
+      return undefined;
+    });
+    if (read !== undefined) return read;
+    log.debug({ path, format }, "duration not readable from the container; probing");
+    return (await probeFile(path, { signal: options.signal })).durationSeconds;
+  };
+
   return {
     binaries,
     run,
     probe: probeFile,
+    encodedAudioDuration,
     async convertAudio(request) {
       await withTempOutput(request.outPath, (temp) =>
         run(
