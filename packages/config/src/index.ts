@@ -101,6 +101,21 @@ export const EnvSchema = z
       .string()
       .default("alloy,ash,coral,echo,fable,nova,onyx,sage,shimmer")
       .transform((v) => v.split(",").map((s) => s.trim()).filter(Boolean)),
+    FETCH_ALLOW_PRIVATE_HOSTS: z
+      .string()
+      .default("")
+      .transform((v) => v.split(",").map((s) => s.trim()).filter(Boolean)),
+    FETCH_MAX_BYTES: z.coerce.number().int().min(1024).default(2 * 1024 * 1024 * 1024),
+    S3_ENDPOINT: optionalUrl(["http:", "https:"]),
+    S3_REGION: z.string().default("us-east-1"),
+    S3_ACCESS_KEY_ID: optionalString,
+    S3_SECRET_ACCESS_KEY: optionalString,
+    S3_FORCE_PATH_STYLE: z.enum(["true", "false"]).default("true"),
+    GCS_HMAC_ACCESS_KEY_ID: optionalString,
+    GCS_HMAC_SECRET: optionalString,
+    OPENAI_STT_MODEL: z.string().min(1).default("whisper-1"),
+    OPENAI_MT_MODEL: optionalString,
+    WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(1),
     /** Set by pnpm to the directory the command was run from; relative paths resolve against it. */
     INIT_CWD: optionalString,
   })
@@ -131,6 +146,30 @@ export const EnvSchema = z
       blobStore: env.BLOB_STORE,
       ffmpegPath: env.FFMPEG_PATH,
       synthesisConcurrency: env.SYNTHESIS_CONCURRENCY,
+      fetch: {
+        allowPrivateHosts: env.FETCH_ALLOW_PRIVATE_HOSTS,
+        maxBytes: env.FETCH_MAX_BYTES,
+        s3:
+          env.S3_ACCESS_KEY_ID && env.S3_SECRET_ACCESS_KEY
+            ? {
+                ...(env.S3_ENDPOINT ? { endpoint: env.S3_ENDPOINT } : {}),
+                region: env.S3_REGION,
+                accessKeyId: env.S3_ACCESS_KEY_ID,
+                secretAccessKey: env.S3_SECRET_ACCESS_KEY,
+                forcePathStyle: env.S3_FORCE_PATH_STYLE === "true",
+              }
+            : undefined,
+        gs:
+          env.GCS_HMAC_ACCESS_KEY_ID && env.GCS_HMAC_SECRET
+            ? { accessKeyId: env.GCS_HMAC_ACCESS_KEY_ID, secretAccessKey: env.GCS_HMAC_SECRET }
+            : undefined,
+      },
+      openaiStt: env.OPENAI_BASE_URL ? { baseUrl: env.OPENAI_BASE_URL, apiKey: env.OPENAI_API_KEY, model: env.OPENAI_STT_MODEL } : undefined,
+      openaiMt:
+        env.OPENAI_BASE_URL && env.OPENAI_MT_MODEL
+          ? { baseUrl: env.OPENAI_BASE_URL, apiKey: env.OPENAI_API_KEY, model: env.OPENAI_MT_MODEL }
+          : undefined,
+      workerConcurrency: env.WORKER_CONCURRENCY,
       openaiTts: env.OPENAI_BASE_URL
         ? { baseUrl: env.OPENAI_BASE_URL, apiKey: env.OPENAI_API_KEY, model: env.OPENAI_TTS_MODEL, voices: env.OPENAI_TTS_VOICES }
         : undefined,
@@ -169,6 +208,13 @@ export function redactConfig(config: Config): Record<string, unknown> {
     signingSecret: config.signingSecret ? "[redacted]" : undefined,
     mongodb: config.mongodb ? { url: redactUrl(config.mongodb.url), dbName: config.mongodb.dbName } : undefined,
     natsUrl: config.natsUrl ? redactUrl(config.natsUrl) : undefined,
+    fetch: {
+      ...config.fetch,
+      s3: config.fetch.s3 ? { ...config.fetch.s3, secretAccessKey: "[redacted]" } : undefined,
+      gs: config.fetch.gs ? { ...config.fetch.gs, secretAccessKey: "[redacted]" } : undefined,
+    },
+    openaiStt: config.openaiStt ? { ...config.openaiStt, apiKey: config.openaiStt.apiKey ? "[redacted]" : undefined } : undefined,
+    openaiMt: config.openaiMt ? { ...config.openaiMt, apiKey: config.openaiMt.apiKey ? "[redacted]" : undefined } : undefined,
     openaiTts: config.openaiTts ? { ...config.openaiTts, apiKey: config.openaiTts.apiKey ? "[redacted]" : undefined } : undefined,
   };
 }

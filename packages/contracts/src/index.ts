@@ -1,4 +1,5 @@
 export * from "./languages.ts";
 export * from "./api.ts";
 export * from "./bus.ts";
+export * from "./capabilities.ts";
 export * from "./pydantic/index.ts";

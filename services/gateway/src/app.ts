@@ -21,6 +21,8 @@ import { registerSpeech, type Synthesizer } from "./routes/speech.ts";
 import { registerVoices } from "./routes/voices.ts";
 import { registerFiles } from "./routes/files.ts";
 import type { VoiceCatalog } from "./mesh/synthesizer.ts";
+import type { CapabilitySource } from "./mesh/capabilities.ts";
+import { registerCapabilities } from "./routes/capabilities.ts";
 import type { BlobStore, SigningSecrets } from "@voiceloc/blobs";
 import { API_DESCRIPTION } from "./openapi-description.ts";
 
@@ -36,6 +38,8 @@ export interface GatewayDeps {
   dispatcher: TaskDispatcher;
   synthesizer?: Synthesizer | undefined;
   voiceCatalog?: VoiceCatalog | undefined;
+  /** The engines' capability table (from the workers), for GET /v1/capabilities and 422s at creation. */
+  capabilities?: CapabilitySource | undefined;
   /** Blob store and secret for signed downloads (`/v1/files/…`). */
   files?: { blobs: BlobStore; secret: SigningSecrets } | undefined;
   /** Checks of other parts (bus, workers) for /readyz. */
@@ -118,6 +122,7 @@ export function createApp(deps: GatewayDeps): GatewayApp {
   registerSubtitles(app, deps);
   registerSpeech(app, deps);
   registerVoices(app, deps);
+  registerCapabilities(app, deps);
   if (deps.files) registerFiles(app, deps.files.blobs, deps.files.secret);
 
   app.get("/healthz", (c) => c.json({ status: "ok" }));

@@ -18,6 +18,7 @@ import { COLLECTION_OF, type AudioBookDoc, type SubtitleDoc, type TaskDispatcher
 import { TaskRepository } from "./records/repository.ts";
 import { busSynthesis } from "./mesh/synthesizer.ts";
 import { TaskMesh } from "./mesh/tasks.ts";
+import { busCapabilities } from "./mesh/capabilities.ts";
 
 /** Where the gateway keeps its embedded store: its own directory, never shared with another process. */
 export function gatewayDataDir(config: Config): string {
@@ -110,6 +111,7 @@ export async function createGateway(options: GatewayOptions): Promise<GatewaySer
     dispatcher: mesh ?? holdDispatcher,
     synthesizer: synthesis,
     voiceCatalog: synthesis,
+    capabilities: options.bus ? busCapabilities(options.bus, logger) : undefined,
     files: options.blobs ? { blobs: options.blobs, secret } : undefined,
     readinessChecks: options.readinessChecks,
     publicBaseUrl: config.publicBaseUrl,

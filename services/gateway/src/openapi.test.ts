@@ -42,6 +42,7 @@ describe("/openapi.json", () => {
         "GET /v1/videos/subtitle/{subtitle_id}",
         "POST /v1/speech/synthesize",
         "GET /v1/voices",
+        "GET /v1/capabilities",
       ].sort(),
     );
     expect(doc.components.schemas.Language.enum).toHaveLength(16);

@@ -10,7 +10,9 @@ import type { Logger } from "@voiceloc/log";
 import { blobRootFor, createFsBlobStore, createNatsBlobStore, type BlobStore } from "@voiceloc/blobs";
 import { createInProcessBus, createNatsBus, type Bus } from "@voiceloc/bus";
 import { createGateway } from "@voiceloc/gateway";
-import { createSpeechStack, createSynthesisService } from "@voiceloc/synthesis";
+import { CapabilitiesRequestSchema, SUBJECTS } from "@voiceloc/contracts";
+import { createSynthesisService } from "@voiceloc/synthesis";
+import { createEngineStack, type EngineStack } from "./engines.ts";
 
 interface Part {
   name: string;
@@ -54,9 +56,21 @@ export async function startRuntime(config: Config, rootLogger: Logger): Promise<
       rootLogger.warn({ service: name }, "this service has no worker in this release; its tasks stay queued");
     }
 
-    if (config.services.includes("synthesis")) {
-      const speech = await createSpeechStack({ logger: rootLogger, ffmpegPath: config.ffmpegPath, openai: config.openaiTts });
-      const synthesis = createSynthesisService({ bus, blobs, speech, logger: rootLogger, concurrency: config.synthesisConcurrency });
+    const workers = config.services.filter((s) => s !== "gateway");
+    let engines: EngineStack | undefined;
+    if (workers.length > 0) {
+      engines = await createEngineStack(config, rootLogger);
+      const table = engines.capabilities();
+      const sub = await bus.serve(SUBJECTS.capabilities, CapabilitiesRequestSchema, () => table, { queue: "capabilities" });
+      parts.push({ name: "capabilities", stop: () => sub.stop() });
+      rootLogger.info(
+        { synthesis: table.synthesis.languages, recognition: table.recognition.languages, translationPairs: table.translation.pairs.length },
+        "engines ready",
+      );
+    }
+
+    if (config.services.includes("synthesis") && engines) {
+      const synthesis = createSynthesisService({ bus, blobs, speech: engines, logger: rootLogger, concurrency: config.synthesisConcurrency });
       await synthesis.start();
       parts.push(synthesis);
     }

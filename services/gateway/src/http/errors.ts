@@ -56,4 +56,12 @@ export class ValueError422 extends HttpProblem {
     this.name = "ValueError422";
     this.items = [{ type, loc, msg: type === "value_error" ? `Value error, ${message}` : message, input }];
   }
+
+  /** Several value errors at once (one item each). */
+  static many(problems: Array<{ loc: Array<string | number>; message: string; input: unknown }>): ValueError422 {
+    const first = problems[0];
+    const error = new ValueError422(first?.loc ?? ["body"], first?.message ?? "invalid", first?.input);
+    error.items.splice(0, 1, ...problems.map((p) => ({ type: "value_error", loc: p.loc, msg: `Value error, ${p.message}`, input: p.input })));
+    return error;
+  }
 }

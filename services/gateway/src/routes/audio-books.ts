@@ -12,7 +12,7 @@ import type { GatewayApp } from "../http/context.ts";
 import { NotFoundError } from "../http/errors.ts";
 import { bodyErrorResponses, createErrorResponses, errorResponses, notFoundResponse } from "../http/responses.ts";
 import { newTaskFields, presentAudioBook, type AudioBookDoc } from "../records/kinds.ts";
-import { IdempotencyHeaders, SECURITY, checkFileReference, dispatchQuietly, idempotent, listPage } from "./shared.ts";
+import { IdempotencyHeaders, SECURITY, checkCapabilities, checkFileReference, dispatchQuietly, idempotent, listPage } from "./shared.ts";
 
 const TAGS = ["Audio books"];
 const IdParam = uuidParam("audio_book_id");
@@ -96,6 +96,14 @@ export function registerAudioBooks(app: GatewayApp, deps: GatewayDeps): void {
     const { "idempotency-key": key } = c.req.valid("header");
     checkFileReference(deps, body.file, ["body", "file"]);
     if (body.voice_clone_sample) checkFileReference(deps, body.voice_clone_sample, ["body", "voice_clone_sample"]);
+    await checkCapabilities(deps, {
+      kind: "audiobook",
+      source: body.source_language,
+      target: body.target_language,
+      voice: body.preset_voice_name,
+      voiceField: "preset_voice_name",
+      useVoiceClone: body.use_voice_clone,
+    });
     const accountId = c.get("principal").accountId;
     return idempotent(c, deps, "POST /v1/audio_books/", key, async () => {
       const id = deps.newId ? deps.newId() : uuidv7();

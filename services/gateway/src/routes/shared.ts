@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { LIMITS, pyStr, type TaskStatus } from "@voiceloc/contracts";
+import { LIMITS, capabilityProblems, pyStr, type TaskRequirements, type TaskStatus } from "@voiceloc/contracts";
 import type { GatewayDeps } from "../app.ts";
 import type { GatewayEnv } from "../http/context.ts";
 import { ValueError422 } from "../http/errors.ts";
@@ -17,6 +17,16 @@ export const IdempotencyHeaders = z.object({
         "Makes a creating POST safe to retry: the same key and body replay the first response (`Idempotent-Replayed: true`) for 24 hours; the same key with another body is a 409.",
     }),
 });
+
+/** 422 naming every capability the configured engines lack for this task (skipped when no worker answers). */
+export async function checkCapabilities(deps: GatewayDeps, req: TaskRequirements): Promise<void> {
+  const caps = await deps.capabilities?.get();
+  if (!caps) return;
+  const problems = capabilityProblems(caps, req);
+  if (problems.length > 0) {
+    throw ValueError422.many(problems.map((p) => ({ loc: ["body", p.field], message: p.message, input: p.input })));
+  }
+}
 
 export function checkFileReference(deps: GatewayDeps, ref: string, loc: Array<string | number>): void {
   const problem = deps.fileReferenceCheck(ref);

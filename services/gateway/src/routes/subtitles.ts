@@ -6,7 +6,7 @@ import type { GatewayApp } from "../http/context.ts";
 import { NotFoundError } from "../http/errors.ts";
 import { bodyErrorResponses, createErrorResponses, errorResponses, notFoundResponse } from "../http/responses.ts";
 import { newTaskFields, presentSubtitle, type SubtitleDoc } from "../records/kinds.ts";
-import { IdempotencyHeaders, SECURITY, checkFileReference, dispatchQuietly, idempotent, listPage } from "./shared.ts";
+import { IdempotencyHeaders, SECURITY, checkCapabilities, checkFileReference, dispatchQuietly, idempotent, listPage } from "./shared.ts";
 
 const TAGS = ["Video"];
 const json = <T>(schema: T) => ({ "application/json": { schema } });
@@ -70,6 +70,7 @@ export function registerSubtitles(app: GatewayApp, deps: GatewayDeps): void {
     const body = c.req.valid("json");
     const { "idempotency-key": key } = c.req.valid("header");
     checkFileReference(deps, body.file, ["body", "file"]);
+    await checkCapabilities(deps, { kind: "subtitle", source: body.source_language, target: body.target_language });
     const accountId = c.get("principal").accountId;
     return idempotent(c, deps, "POST /v1/videos/subtitle", key, async () => {
       const id = deps.newId ? deps.newId() : uuidv7();

@@ -6,7 +6,7 @@ import type { GatewayApp } from "../http/context.ts";
 import { NotFoundError } from "../http/errors.ts";
 import { bodyErrorResponses, createErrorResponses, errorResponses, notFoundResponse } from "../http/responses.ts";
 import { newTaskFields, presentVoiceStream, type VoiceStreamDoc } from "../records/kinds.ts";
-import { IdempotencyHeaders, SECURITY, checkFileReference, dispatchQuietly, idempotent, listPage } from "./shared.ts";
+import { IdempotencyHeaders, SECURITY, checkCapabilities, checkFileReference, dispatchQuietly, idempotent, listPage } from "./shared.ts";
 
 const TAGS = ["Voice streams"];
 const json = <T>(schema: T) => ({ "application/json": { schema } });
@@ -68,6 +68,7 @@ export function registerVoiceStreams(app: GatewayApp, deps: GatewayDeps): void {
     const body = c.req.valid("json");
     const { "idempotency-key": key } = c.req.valid("header");
     checkFileReference(deps, body.file, ["body", "file"]);
+    await checkCapabilities(deps, { kind: "voice-stream", source: body.source_language, target: body.target_language, voice: body.voice, voiceField: "voice" });
     const accountId = c.get("principal").accountId;
     return idempotent(c, deps, "POST /v1/voices/streams", key, async () => {
       const id = deps.newId ? deps.newId() : uuidv7();

@@ -1,0 +1,53 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { ErrorSchema, LanguageSchema } from "@voiceloc/contracts";
+import type { GatewayDeps } from "../app.ts";
+import type { GatewayApp } from "../http/context.ts";
+import { ServiceUnavailableError } from "../http/errors.ts";
+import { errorResponses } from "../http/responses.ts";
+import { SECURITY } from "./shared.ts";
+
+const Languages = z.object({ languages: z.array(LanguageSchema) });
+
+const CapabilitiesResponse = z
+  .object({
+    synthesis: Languages.openapi({ description: "Languages speech can be synthesised in (audio books, voice streams, `/v1/speech/synthesize`)." }),
+    recognition: Languages.openapi({ description: "Languages speech can be recognised in (voice streams, subtitles)." }),
+    translation: z
+      .object({
+        pairs: z.array(
+          z.object({
+            source: LanguageSchema,
+            target: LanguageSchema,
+            pivot: LanguageSchema.nullable().openapi({ description: "Set when the pair is reached by translating through this language." }),
+            quality: z.enum(["rule-based", "neural", "llm"]),
+          }),
+        ),
+      })
+      .openapi({ description: "Translation pairs (same-language tasks need none)." }),
+    cloning: z.object({ available: z.boolean(), languages: z.array(LanguageSchema) }),
+  })
+  .openapi("Capabilities");
+
+const getCapabilities = createRoute({
+  method: "get",
+  path: "/v1/capabilities",
+  operationId: "get_capabilities",
+  summary: "What the configured engines can do (extension)",
+  description:
+    "Per operation, the languages the configured engines cover. Creating a task these do not cover is a 422 naming the missing capability.",
+  tags: ["Speech"],
+  security: SECURITY,
+  responses: {
+    200: { description: "The capability table.", content: { "application/json": { schema: CapabilitiesResponse } } },
+    ...errorResponses,
+    503: { description: "No worker is running to answer.", content: { "application/json": { schema: ErrorSchema } } },
+  },
+});
+
+export function registerCapabilities(app: GatewayApp, deps: GatewayDeps): void {
+  app.openapi(getCapabilities, async (c) => {
+    const caps = await deps.capabilities?.get();
+    if (!caps) throw new ServiceUnavailableError("The capability table is not available: no worker service is running.", 5);
+    return c.json({ synthesis: caps.synthesis, recognition: caps.recognition, translation: caps.translation, cloning: caps.cloning }, 200);
+  });
+}
