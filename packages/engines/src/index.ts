@@ -10,3 +10,4 @@ export * from "./openai.ts";
 export * from "./registry.ts";
 export * from "./detect.ts";
 export * from "./synthesize.ts";
+export * from "./mt/index.ts";

@@ -1,0 +1,29 @@
+export type { MtCapabilities, MtEngine, MtPair, MtQuality, TranslationRequest } from "./types.ts";
+export {
+  MtConfigError,
+  MtEngineUnavailableError,
+  MtError,
+  TranslationError,
+  TranslationNotSupportedError,
+  TranslationServiceError,
+  type MtErrorCode,
+  type MtErrorOptions,
+} from "./errors.ts";
+export { assembleChunks, planChunks, type ChunkPlan, type TranslationChunk } from "./chunk.ts";
+export {
+  APERTIUM_LANGUAGE_CODES,
+  apertiumRoutes,
+  createApertiumEngine,
+  parseApertiumModes,
+  type ApertiumMode,
+  type ApertiumOptions,
+  type ApertiumRoute,
+} from "./apertium.ts";
+export {
+  cleanModelTranslation,
+  createOpenAiTranslator,
+  OPENAI_MT_DEFAULT_CHUNK_CHARS,
+  translationSystemPrompt,
+  type OpenAiTranslatorOptions,
+} from "./openai.ts";
+export { createMtRegistry, mtPairRank, type MtCapabilityTable, type MtRegistry, type MtRegistryPair, type ResolvedTranslator } from "./registry.ts";
