@@ -11,3 +11,4 @@ export * from "./registry.ts";
 export * from "./detect.ts";
 export * from "./synthesize.ts";
 export * from "./mt/index.ts";
+export * from "./stt/index.ts";
