@@ -46,6 +46,7 @@ describe("capabilities", () => {
     expect(caps.translation.pairs).toContainEqual(expect.objectContaining({ source: "English", target: "Spanish", pivot: null }));
     expect(caps.translation.pairs).toContainEqual(expect.objectContaining({ source: "English", target: "French", pivot: "Spanish" }));
     expect(caps.cloning.available).toBe(false);
+    expect(caps.recognition.languages).toEqual(["English"]);
   });
 
   it("every translation pair it claims translates", async () => {
@@ -73,6 +74,9 @@ describe("capabilities", () => {
     const clone = await post("/v1/audio_books/", { ...book, target_language: "English", use_voice_clone: true });
     expect(clone.status).toBe(422);
     expect(JSON.stringify(await clone.json())).toContain("voice cloning is not available");
+    const stream = await post("/v1/voices/streams", { file: "talk.wav", source_language: "German", target_language: "English" });
+    expect(stream.status).toBe(422);
+    expect(JSON.stringify(await stream.json())).toContain("speech recognition in German is not available");
     const ok = await post("/v1/audio_books/", { ...book, target_language: "Spanish", preset_voice_name: "espeak:es" });
     expect(ok.status).toBe(201);
   });

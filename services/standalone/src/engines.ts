@@ -8,15 +8,21 @@ import { LANGUAGES, type Capabilities, type Language } from "@voiceloc/contracts
 import {
   createApertiumEngine,
   createMtRegistry,
+  createOpenAiTranscriber,
   createOpenAiTranslator,
+  createPocketsphinxEngine,
+  createSttRegistry,
   type MtEngine,
   type MtRegistry,
+  type SttEngine,
+  type SttRegistry,
 } from "@voiceloc/engines";
 import type { Logger } from "@voiceloc/log";
 import { createSpeechStack, type SpeechStack } from "@voiceloc/synthesis";
 
 export interface EngineStack extends SpeechStack {
   mt: MtRegistry;
+  stt: SttRegistry;
   capabilities(): Capabilities;
 }
 
@@ -33,12 +39,25 @@ export async function createEngineStack(config: Config, logger: Logger): Promise
   }
   const mt = createMtRegistry(mtEngines);
 
+  const sttEngines: SttEngine[] = [];
+  if (config.openaiStt) {
+    sttEngines.push(
+      createOpenAiTranscriber({ baseUrl: config.openaiStt.baseUrl, apiKey: config.openaiStt.apiKey, model: config.openaiStt.model, logger, media: speech.media }),
+    );
+  }
+  try {
+    sttEngines.push(await createPocketsphinxEngine({ logger, media: speech.media }));
+  } catch (error) {
+    logger.warn({ err: error }, "pocketsphinx is not available; offline recognition is off");
+  }
+  const stt = createSttRegistry(sttEngines);
+
   const capabilities = (): Capabilities => {
     const tts = speech.registry.capabilities();
     const known = (l: string): l is Language => (LANGUAGES as readonly string[]).includes(l);
     return {
       synthesis: { languages: tts.languages.filter(known) },
-      recognition: { languages: [] },
+      recognition: { languages: stt.capabilities().languages.filter(known) },
       translation: {
         pairs: mt.capabilities().pairs.map((p) => ({ source: p.source, target: p.target, pivot: p.pivot ?? null, quality: p.quality })),
       },
@@ -53,5 +72,5 @@ export async function createEngineStack(config: Config, logger: Logger): Promise
       })),
     };
   };
-  return { ...speech, mt, capabilities };
+  return { ...speech, mt, stt, capabilities };
 }
