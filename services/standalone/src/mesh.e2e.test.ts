@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { writeFile } from "node:fs/promises";
+import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -106,5 +106,61 @@ describe("gateway and synthesis as two processes over nats-server", () => {
       body: JSON.stringify({ text: "Anyone there?", language: "English" }),
     });
     expect(down.status).toBe(503);
+  });
+});
+
+describe("gateway and the task workers as separate processes over nats-server", () => {
+  it("completes an audio book and a voice stream created through the gateway", async () => {
+    const media = join(dir.path, "media");
+    await mkdir(media, { recursive: true });
+    const sentences = "The river runs past the old mill. Children play on the bridge after school. ";
+    await writeFile(join(media, "river.txt"), sentences.repeat(12));
+    const { makeSpeechWav } = await import("@voiceloc/testing");
+    await makeSpeechWav("The weather today is sunny and warm.", { voice: "flite:slt", path: join(media, "talk.wav") });
+
+    const gatewayPort = await freePort();
+    const base = `http://127.0.0.1:${gatewayPort}`;
+    const common = {
+      NATS_URL: nats.url,
+      DATA_DIR: join(dir.path, "tasks"),
+      MEDIA_ROOT: media,
+      VOICELOC_API_KEYS: `alice:${KEY}`,
+      SIGNING_SECRET: "mesh-signing-secret-0123456789-abcdef",
+      PUBLIC_BASE_URL: base,
+    };
+    await startProcess("audiobook,voice-stream", common, await freePort());
+    await startProcess("gateway", common, gatewayPort);
+    const headers = { "API-KEY": KEY, "Content-Type": "application/json" };
+    const follow = async (path: string) => {
+      const deadline = Date.now() + 180_000;
+      for (;;) {
+        const record = (await (await fetch(`${base}${path}`, { headers })).json()) as Record<string, unknown>;
+        if (record.task_status === "completed" || record.task_status === "failed") return record;
+        if (Date.now() > deadline) throw new Error(`not finished: ${JSON.stringify(record)}`);
+        await new Promise((r) => setTimeout(r, 300));
+      }
+    };
+    const book = (await (
+      await fetch(`${base}/v1/audio_books/`, {
+        method: "POST",
+        headers,
+        body: JSON.stringify({ file: "river.txt", name: "River", source_language: "English", target_language: "Spanish" }),
+      })
+    ).json()) as { id: string };
+    const stream = (await (
+      await fetch(`${base}/v1/voices/streams`, {
+        method: "POST",
+        headers,
+        body: JSON.stringify({ file: "talk.wav", source_language: "English", target_language: "English" }),
+      })
+    ).json()) as { id: string };
+    for (const path of [`/v1/audio_books/${book.id}`, `/v1/voices/streams/${stream.id}`]) {
+      const done = await follow(path);
+      expect(done.task_status, String(done.task_error)).toBe("completed");
+      expect(done.task_progress).toBe(100);
+      const audio = await fetch(String(done.localized_file));
+      expect(audio.status).toBe(200);
+      expect(Number(audio.headers.get("content-length"))).toBeGreaterThan(10_000);
+    }
   });
 });

@@ -12,6 +12,8 @@ import { createInProcessBus, createNatsBus, type Bus } from "@voiceloc/bus";
 import { createGateway } from "@voiceloc/gateway";
 import { CapabilitiesRequestSchema, SUBJECTS } from "@voiceloc/contracts";
 import { createSynthesisService } from "@voiceloc/synthesis";
+import { createAudioBookService } from "@voiceloc/audiobook";
+import { createVoiceStreamService } from "@voiceloc/voice-stream";
 import { createEngineStack, type EngineStack } from "./engines.ts";
 
 interface Part {
@@ -27,7 +29,7 @@ export interface Runtime {
 }
 
 /** Services that have no worker yet: their records stay queued until a later release adds them. */
-const NOT_YET_BUILT: ServiceName[] = ["audiobook", "voice-stream", "subtitle"];
+const NOT_YET_BUILT: ServiceName[] = ["subtitle"];
 
 export async function startRuntime(config: Config, rootLogger: Logger): Promise<Runtime> {
   const parts: Part[] = [];
@@ -73,6 +75,43 @@ export async function startRuntime(config: Config, rootLogger: Logger): Promise<
       const synthesis = createSynthesisService({ bus, blobs, speech: engines, logger: rootLogger, concurrency: config.synthesisConcurrency });
       await synthesis.start();
       parts.push(synthesis);
+    }
+
+    const fetchSettings = {
+      mediaRoot: config.mediaRoot,
+      allowPrivateHosts: config.fetch.allowPrivateHosts,
+      maxBytes: config.fetch.maxBytes,
+      ...(config.fetch.s3 ? { s3: config.fetch.s3 } : {}),
+      ...(config.fetch.gs ? { gs: config.fetch.gs } : {}),
+    };
+    if (config.services.includes("audiobook") && engines) {
+      const audiobook = createAudioBookService({
+        bus,
+        blobs,
+        tts: engines.registry,
+        mt: engines.mt,
+        media: engines.media,
+        fetch: fetchSettings,
+        logger: rootLogger,
+        concurrency: config.workerConcurrency,
+      });
+      await audiobook.start();
+      parts.push(audiobook);
+    }
+    if (config.services.includes("voice-stream") && engines) {
+      const voiceStream = createVoiceStreamService({
+        bus,
+        blobs,
+        tts: engines.registry,
+        mt: engines.mt,
+        stt: engines.stt,
+        media: engines.media,
+        fetch: fetchSettings,
+        logger: rootLogger,
+        concurrency: config.workerConcurrency,
+      });
+      await voiceStream.start();
+      parts.push(voiceStream);
     }
 
     let port: number;
