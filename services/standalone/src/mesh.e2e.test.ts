@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir, readdir, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -51,7 +51,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const p of procs) {
-    if (p.child.exitCode === null) {
+    if (p.child.exitCode === null && p.child.signalCode === null) {
       const exited = new Promise((r) => p.child.once("exit", r));
       p.child.kill("SIGTERM");
       await exited;
@@ -162,5 +162,73 @@ describe("gateway and the task workers as separate processes over nats-server", 
       expect(audio.status).toBe(200);
       expect(Number(audio.headers.get("content-length"))).toBeGreaterThan(10_000);
     }
+  });
+});
+
+describe("a book whose worker is killed mid-way", () => {
+  it("resumes from its checkpoints in a new worker process and completes without redoing finished chunks", async () => {
+    const media = join(dir.path, "media-resume");
+    await mkdir(media, { recursive: true });
+    const paragraph =
+      "The old harbour town woke slowly, as it always had. Fishermen carried their nets down to the water, " +
+      "and the baker opened his shutters to let the smell of bread into the street. Gulls argued over the roofs. ";
+    await writeFile(join(media, "harbour.txt"), Array.from({ length: 120 }, (_, i) => `${paragraph}This is part ${i + 1}.`).join("\n\n"));
+    const dataDir = join(dir.path, "resume");
+    const gatewayPort = await freePort();
+    const base = `http://127.0.0.1:${gatewayPort}`;
+    const common = {
+      NATS_URL: nats.url,
+      DATA_DIR: dataDir,
+      MEDIA_ROOT: media,
+      VOICELOC_API_KEYS: `alice:${KEY}`,
+      SIGNING_SECRET: "mesh-signing-secret-0123456789-abcdef",
+      PUBLIC_BASE_URL: base,
+    };
+    await startProcess("gateway", common, gatewayPort);
+    const first = await startProcess("audiobook", common, await freePort());
+    const headers = { "API-KEY": KEY, "Content-Type": "application/json" };
+    const book = (await (
+      await fetch(`${base}/v1/audio_books/`, {
+        method: "POST",
+        headers,
+        body: JSON.stringify({ file: "harbour.txt", name: "Harbour", source_language: "English", target_language: "English" }),
+      })
+    ).json()) as { id: string };
+
+    // Wait until a few chunks are checkpointed, then kill the worker without warning.
+    const checkpoints = join(dataDir, "blobs", "objects", "tasks", book.id, "checkpoints");
+    const chunkFiles = async () => (await readdir(checkpoints).catch(() => [] as string[])).filter((f) => /^chunk-.*\.mp3$/.test(f));
+    const deadline = Date.now() + 120_000;
+    while ((await chunkFiles()).length < 3) {
+      if (Date.now() > deadline) throw new Error(`no checkpoints appeared:\n${first.output.join("")}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const exited = new Promise((r) => first.child.once("exit", r));
+    first.child.kill("SIGKILL");
+    await exited;
+    const finishedBeforeKill = (await chunkFiles()).length;
+    const midway = (await (await fetch(`${base}/v1/audio_books/${book.id}`, { headers })).json()) as { task_status: string; task_progress: number };
+    expect(midway.task_status).toBe("processing");
+
+    const second = await startProcess("audiobook", common, await freePort());
+    const until = Date.now() + 240_000;
+    let record: Record<string, unknown>;
+    for (;;) {
+      record = (await (await fetch(`${base}/v1/audio_books/${book.id}`, { headers })).json()) as Record<string, unknown>;
+      if (record.task_status === "completed" || record.task_status === "failed") break;
+      if (Date.now() > until) throw new Error(`not finished: ${JSON.stringify(record)}`);
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    expect(record.task_status, String(record.task_error)).toBe("completed");
+    const ready = second.output
+      .join("")
+      .split("\n")
+      .filter((line) => line.includes('"audio book ready"'))
+      .map((line) => JSON.parse(line) as { chunks: number; spoken: number; resumed: number });
+    expect(ready).toHaveLength(1);
+    const summary = ready[0]!;
+    expect(summary.resumed).toBeGreaterThanOrEqual(finishedBeforeKill);
+    expect(summary.spoken).toBe(summary.chunks - summary.resumed);
+    expect(summary.spoken).toBeLessThan(summary.chunks);
   });
 });
