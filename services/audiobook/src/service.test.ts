@@ -1,0 +1,218 @@
+import { symlink, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { checkpointPrefix } from "@voiceloc/worker";
+import type { TaskEvent } from "@voiceloc/contracts";
+import type { MtRegistry } from "@voiceloc/engines";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { chunkText, normaliseText } from "./text.ts";
+import { createBookHarness, createEngineStack, decodeErrors, isTerminal, waitFor, type BookHarness, type EngineStack } from "./testing/harness.ts";
+import { ENGLISH_BOOK, SHORT_ENGLISH, SHORT_SPANISH } from "./testing/texts.ts";
+import type { AudioBookService } from "./service.ts";
+
+let stack: EngineStack;
+beforeAll(async () => {
+  stack = await createEngineStack();
+});
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function harness(): Promise<BookHarness> {
+  const h = await createBookHarness(stack);
+  cleanups.push(h.cleanup);
+  return h;
+}
+
+/** A started service on the harness. */
+async function started(h: BookHarness, extra: Parameters<BookHarness["service"]>[0] = {}): Promise<AudioBookService> {
+  const service = h.service(extra);
+  await service.start();
+  return service;
+}
+
+function expectRisingSeq(events: TaskEvent[]): void {
+  for (let i = 1; i < events.length; i++) expect(events[i]!.seq).toBeGreaterThan(events[i - 1]!.seq);
+}
+
+/** Duration (s) of the result, after checking that every frame decodes. */
+async function resultSeconds(h: BookHarness, key: string): Promise<number> {
+  const path = await h.localFile(key);
+  expect(await decodeErrors(stack.media, path)).toEqual([]);
+  const info = await stack.media.probe(path);
+  expect(info.audio?.codec).toBe("mp3");
+  return info.durationSeconds;
+}
+
+describe("audio book service (in-process bus, fs blobs, real engines and ffmpeg)", () => {
+  it("turns an English text of several thousand characters into one MP3 that fits its length", async () => {
+    const h = await harness();
+    await started(h);
+    const file = await h.writeInput("books/keeper.txt", ENGLISH_BOOK);
+    const id = await h.publish({ file });
+    const end = await h.waitForEnd(id);
+    expect(end).toMatchObject({ status: "completed", progress: 100, result_key: `results/audiobook/${id}.mp3` });
+
+    const events = h.eventsOf(id);
+    expect(events.filter(isTerminal)).toHaveLength(1);
+    expectRisingSeq(events);
+    const progress = events.map((e) => e.progress);
+    expect([...progress].sort((a, b) => a - b)).toEqual(progress);
+    expect(progress[0]).toBe(0);
+    // Chunks report as they finish: several steps between the translation band and the end.
+    expect(new Set(progress.filter((p) => p > 20 && p < 100)).size).toBeGreaterThan(1);
+
+    // The default English voice speaks about 55–60 ms per character (flite and espeak-ng alike).
+    const chars = normaliseText(ENGLISH_BOOK).length;
+    const seconds = await resultSeconds(h, end.result_key!);
+    expect(seconds * 1000 / chars).toBeGreaterThan(40);
+    expect(seconds * 1000 / chars).toBeLessThan(100);
+    // Checkpoints are removed once the book is done.
+    expect(await h.blobs.list(checkpointPrefix(id))).toEqual([]);
+  });
+
+  it("translates English to Spanish and Spanish to English (Apertium) before speaking", async () => {
+    const h = await harness();
+    await started(h);
+    const en = await h.writeInput("en.txt", SHORT_ENGLISH);
+    const es = await h.writeInput("es.txt", SHORT_SPANISH);
+    const toSpanish = await h.publish({ file: en, source: "English", target: "Spanish" });
+    const toEnglish = await h.publish({ file: es, source: "Spanish", target: "English" });
+    for (const [id, chars] of [[toSpanish, SHORT_ENGLISH.length], [toEnglish, SHORT_SPANISH.length]] as const) {
+      const end = await h.waitForEnd(id);
+      expect(end, JSON.stringify(end)).toMatchObject({ status: "completed", result_key: `results/audiobook/${id}.mp3` });
+      const seconds = await resultSeconds(h, end.result_key!);
+      // A translation is longer or shorter than its source, but of the same order.
+      expect(seconds * 1000 / chars).toBeGreaterThan(25);
+      expect(seconds * 1000 / chars).toBeLessThan(150);
+    }
+  });
+
+  it("reads UTF-16 LE text with a byte order mark", async () => {
+    const h = await harness();
+    await started(h);
+    const bytes = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(SHORT_ENGLISH.replaceAll("\n", "\r\n"), "utf16le")]);
+    const id = await h.publish({ file: await h.writeInput("windows.txt", bytes) });
+    const end = await h.waitForEnd(id);
+    expect(end).toMatchObject({ status: "completed" });
+    const seconds = await resultSeconds(h, end.result_key!);
+    expect(seconds * 1000 / SHORT_ENGLISH.length).toBeGreaterThan(40);
+  });
+
+  it("fails, in plain words, books whose file is binary, empty, missing or outside MEDIA_ROOT, and keeps serving", async () => {
+    const h = await harness();
+    await started(h);
+    const png = Buffer.from("89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d49444154789c63000100000500010d0a2db40000000049454e44ae426082", "hex");
+    const secret = join(dirname(h.mediaRoot), "secret.txt");
+    await writeFile(secret, "A secret outside the media root.");
+    const link = async (name: string, target: string) => {
+      await symlink(target, join(h.mediaRoot, name));
+      return name;
+    };
+    const cases: Array<[string, RegExp]> = [
+      [await h.writeInput("cover.png", png), /^The file is not text: it contains binary data/],
+      [await h.writeInput("noise.txt", Buffer.from([0x41, 0xff, 0xfe, 0x80, 0x81, 0x42])), /^The file is not text: it is not valid UTF-8/],
+      [await h.writeInput("empty.txt", "  \r\n\r\n "), /^The file contains no text\.$/],
+      ["books/missing.txt", /"books\/missing\.txt" was not found/],
+      ["../secret.txt", /^The path contains '\.\.' segments; give a path under the media root\.$/],
+      [secret, /^The path is outside the media root\.$/],
+      [await link("escape.txt", secret), /outside the media root/],
+    ];
+    const ids = await Promise.all(cases.map(([file]) => h.publish({ file })));
+    const good = await h.publish({ file: await h.writeInput("ok.txt", "A short book that works.") });
+    for (const [i, [, reason]] of cases.entries()) {
+      const end = await h.waitForEnd(ids[i]!);
+      expect(end.status).toBe("failed");
+      expect(end.error).toMatch(reason);
+      expect(h.eventsOf(ids[i]!).filter(isTerminal)).toHaveLength(1);
+    }
+    expect(await h.waitForEnd(good)).toMatchObject({ status: "completed" });
+  });
+
+  it("fails books asking for a pair, voice or feature the engines lack, naming it", async () => {
+    const h = await harness();
+    await started(h);
+    const file = await h.writeInput("en.txt", SHORT_ENGLISH);
+    const pair = await h.publish({ file, source: "English", target: "German" });
+    const voice = await h.publish({ file, voice: "flite:nobody" });
+    const mismatch = await h.publish({ file, target: "English", voice: "espeak:es" });
+    const clone = await h.publish({ file, useVoiceClone: true });
+    expect((await h.waitForEnd(pair)).error).toMatch(/Translation from English to German is not available/);
+    expect((await h.waitForEnd(voice)).error).toMatch(/There is no voice called "flite:nobody"/);
+    expect((await h.waitForEnd(mismatch)).error).toMatch(/"espeak:es" does not speak English/);
+    expect((await h.waitForEnd(clone)).error).toMatch(/Voice cloning is not available/);
+  });
+
+  it("resumes a book whose worker stopped mid-way, without speaking finished chunks again", async () => {
+    const h = await harness();
+    const spoken: Array<{ run: number; index: number; total: number }> = [];
+    let stopping: Promise<void> | undefined;
+    const first: AudioBookService = await started(h, {
+      chunkChars: 300,
+      onChunkDone: ({ index, total }) => {
+        spoken.push({ run: 1, index, total });
+        // The worker is shut down after its second chunk, with no grace: running chunks are aborted.
+        if (spoken.length === 2) stopping ??= first.stop({ graceMs: 0 });
+      },
+    });
+    const file = await h.writeInput("keeper.txt", ENGLISH_BOOK.slice(0, 2_400));
+    const id = await h.publish({ file });
+    await waitFor(() => stopping !== undefined, "the first worker to stop");
+    await stopping;
+    expect(h.eventsOf(id).some(isTerminal)).toBe(false);
+    const checkpoints = await h.blobs.list(checkpointPrefix(id));
+    expect(checkpoints.filter((k) => k.endsWith(".mp3")).length).toBe(spoken.length);
+
+    await started(h, { chunkChars: 300, onChunkDone: ({ index, total }) => void spoken.push({ run: 2, index, total }) });
+    const end = await h.waitForEnd(id);
+    expect(end).toMatchObject({ status: "completed", result_key: `results/audiobook/${id}.mp3` });
+
+    const total = spoken[0]!.total;
+    expect(total).toBeGreaterThanOrEqual(6);
+    const indexes = spoken.map((s) => s.index).sort((a, b) => a - b);
+    expect(indexes).toEqual(Array.from({ length: total }, (_, i) => i)); // every chunk spoken exactly once
+    expect(spoken.filter((s) => s.run === 1).length).toBeGreaterThanOrEqual(2);
+    expect(spoken.filter((s) => s.run === 2).length).toBeGreaterThan(0);
+
+    const events = h.eventsOf(id);
+    expectRisingSeq(events);
+    expect(events.filter(isTerminal)).toHaveLength(1);
+    const seconds = await resultSeconds(h, end.result_key!);
+    expect(seconds * 1000 / normaliseText(ENGLISH_BOOK.slice(0, 2_400)).length).toBeGreaterThan(40);
+  });
+
+  it("does not translate again when a translated book is redelivered", async () => {
+    const h = await harness();
+    const translated: Array<{ run: number; text: string }> = [];
+    const counting = (run: number): MtRegistry => ({
+      ...stack.mt,
+      translate: (request) => {
+        translated.push({ run, text: request.text });
+        return stack.mt.translate(request);
+      },
+    });
+    let stopping: Promise<void> | undefined;
+    let spoken = 0;
+    const first: AudioBookService = await started(h, {
+      chunkChars: 200,
+      mt: counting(1),
+      onChunkDone: () => {
+        spoken++;
+        stopping ??= first.stop({ graceMs: 0 });
+      },
+    });
+    const id = await h.publish({ file: await h.writeInput("en.txt", SHORT_ENGLISH), source: "English", target: "Spanish" });
+    await waitFor(() => stopping !== undefined, "the first worker to stop");
+    await stopping;
+    await started(h, { chunkChars: 200, mt: counting(2), onChunkDone: () => void spoken++ });
+    const end = await h.waitForEnd(id);
+    expect(end).toMatchObject({ status: "completed" });
+
+    const parts = chunkText(normaliseText(SHORT_ENGLISH), 200);
+    expect(parts.length).toBeGreaterThan(1);
+    expect(translated.map((t) => t.text).sort()).toEqual([...parts].sort());
+    expect(translated.every((t) => t.run === 1)).toBe(true);
+    expect(spoken).toBeGreaterThan(1);
+  });
+});

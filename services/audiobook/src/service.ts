@@ -1,0 +1,403 @@
+import { readFile, rm } from "node:fs/promises";
+import { join } from "node:path";
+import type { BlobStore } from "@voiceloc/blobs";
+import type { Bus, StopOptions } from "@voiceloc/bus";
+import { AudioBookWorkSchema, STREAMS, WORK_QUEUES, type AudioBookWork } from "@voiceloc/contracts";
+import type { MtRegistry, ResolvedVoice, TtsRegistry } from "@voiceloc/engines";
+import { fetchToFile, FetchRefusedError, type ObjectStoreOptions } from "@voiceloc/fetch";
+import type { Logger } from "@voiceloc/log";
+import { WAV_DEMUXERS, type MediaToolkit } from "@voiceloc/media";
+import {
+  checkpointKey,
+  createTaskWorker,
+  RetryableTaskError,
+  TaskInputError,
+  WorkerStoppedError,
+  type TaskContext,
+  type TaskResult,
+  type TaskWorker,
+} from "@voiceloc/worker";
+import { joinMp3Chunks } from "./join.ts";
+import { coreCount, runPool } from "./pool.ts";
+import { BookTextError, chunkText, decodeText, hasWords, normaliseText, speakableText } from "./text.ts";
+
+/** Where the book's text may come from: fetchToFile's settings (MEDIA_ROOT paths, http(s), s3://, gs://). */
+export interface AudioBookFetchOptions {
+  mediaRoot: string;
+  allowPrivateHosts?: readonly string[];
+  /** Largest text file accepted, in bytes. Default 32 MiB (far more than any book). */
+  maxBytes?: number;
+  timeoutMs?: number;
+  s3?: ObjectStoreOptions;
+  gs?: ObjectStoreOptions;
+}
+
+/** Reported after a chunk was synthesised, encoded and stored as a checkpoint (not for chunks resumed). */
+export interface ChunkDoneInfo {
+  taskId: string;
+  /** 0-based index of the chunk. */
+  index: number;
+  /** Chunks in the book. */
+  total: number;
+}
+
+export interface AudioBookServiceOptions {
+  bus: Bus;
+  blobs: BlobStore;
+  tts: TtsRegistry;
+  mt: MtRegistry;
+  media: MediaToolkit;
+  fetch: AudioBookFetchOptions;
+  logger: Logger;
+  /** Books handled at once by this worker. Default 1 (one book already uses every core). */
+  concurrency?: number;
+  /** Chunks synthesised and encoded (or translated) at once for one book. Default: the number of cores. */
+  parallelism?: number;
+  /** Largest chunk of text per engine call, in characters (capped by the voice engine's own limit). Default 1500. */
+  chunkChars?: number;
+  /** MP3 bitrate. Default 128 kbit/s (mono). */
+  bitrateKbps?: number;
+  /** Minimum time between two progress events. Default 250 ms (the worker runtime's default). */
+  progressIntervalMs?: number;
+  /** Parent of the per-delivery work dirs. Default the OS temp dir. */
+  workRoot?: string;
+  /**
+   * Test seam: called once a chunk's MP3 is stored as a checkpoint. A rejection fails the delivery
+   * like an engine failure would (the task is retried and resumes from its checkpoints).
+   */
+  onChunkDone?: (info: ChunkDoneInfo) => void | Promise<void>;
+}
+
+export interface AudioBookService {
+  readonly name: "audiobook";
+  /** Provisions the work and event streams and the audiobook queue (idempotent), then consumes it. */
+  start(): Promise<void>;
+  /** Stops taking books and waits for the running ones (with graceMs, aborts them after it: they are redelivered). */
+  stop(options?: StopOptions): Promise<void>;
+}
+
+const DEFAULT_CHUNK_CHARS = 1_500;
+const DEFAULT_TEXT_MAX_BYTES = 32 * 1024 * 1024;
+const TEXT_CHECKPOINT = "text.txt";
+const PLAN_CHECKPOINT = "plan.json";
+
+/** Progress bands: fetch + decode, translation, synthesis + encoding, join. */
+const P_TEXT = 5;
+const P_TRANSLATED = 20;
+const P_SPOKEN = 95;
+
+const pad = (i: number) => String(i).padStart(5, "0");
+/** The checkpoint holding the MP3 of chunk `index` (0-based) of a book. */
+export const chunkCheckpoint = (index: number) => `chunk-${pad(index)}.mp3`;
+const translationCheckpoint = (i: number) => `translation-${pad(i)}.txt`;
+
+interface Plan {
+  voice: string;
+  chunkChars: number;
+  chunks: number;
+}
+
+function errorCode(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null | undefined)?.code;
+  return typeof code === "string" ? code : undefined;
+}
+
+function isRetryable(error: unknown): boolean {
+  return (error as { retryable?: unknown } | null | undefined)?.retryable === true;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** Voice and language problems the person who submitted the book can fix. */
+const VOICE_INPUT_CODES = new Set(["LANGUAGE_NOT_SUPPORTED", "UNKNOWN_VOICE", "VOICE_LANGUAGE_MISMATCH"]);
+
+/**
+ * The audio book worker: text file → (translation) → speech, chunk by chunk on every core, each
+ * chunk encoded to MP3 and checkpointed as soon as it is spoken, then the chunks joined by copying
+ * (no second encode) into `results/audiobook/<task id>.mp3`.
+ */
+export function createAudioBookService(options: AudioBookServiceOptions): AudioBookService {
+  const { bus, blobs, tts, mt, media } = options;
+  const logger = options.logger.child({ component: "audiobook" });
+  const parallelism = Math.max(1, Math.floor(options.parallelism ?? coreCount()));
+  const chunkChars = Math.max(200, Math.floor(options.chunkChars ?? DEFAULT_CHUNK_CHARS));
+  const bitrateKbps = options.bitrateKbps ?? 128;
+  const queue = WORK_QUEUES.audiobook;
+
+  function resolveVoice(task: AudioBookWork): ResolvedVoice {
+    try {
+      return tts.resolve(task.target_language, task.preset_voice_name ?? undefined);
+    } catch (error) {
+      if (VOICE_INPUT_CODES.has(errorCode(error) ?? "")) throw new TaskInputError(messageOf(error), { cause: error });
+      throw error;
+    }
+  }
+
+  function checkTranslation(task: AudioBookWork): void {
+    if (task.source_language === task.target_language) return;
+    try {
+      mt.resolve(task.source_language, task.target_language);
+    } catch (error) {
+      if (errorCode(error) === "TRANSLATION_NOT_SUPPORTED") throw new TaskInputError(messageOf(error), { cause: error });
+      throw error;
+    }
+  }
+
+  /** Step 1: the normalised text, from its checkpoint or fetched, decoded and normalised. */
+  async function loadText(task: AudioBookWork, ctx: TaskContext): Promise<string> {
+    if (await ctx.checkpoints.has(TEXT_CHECKPOINT)) {
+      return readFile(await ctx.checkpoints.get(TEXT_CHECKPOINT), "utf8");
+    }
+    let path: string;
+    try {
+      const fetched = await fetchToFile(task.file, join(ctx.workDir, "input"), {
+        mediaRoot: options.fetch.mediaRoot,
+        maxBytes: options.fetch.maxBytes ?? DEFAULT_TEXT_MAX_BYTES,
+        ...(options.fetch.allowPrivateHosts === undefined ? {} : { allowPrivateHosts: options.fetch.allowPrivateHosts }),
+        ...(options.fetch.timeoutMs === undefined ? {} : { timeoutMs: options.fetch.timeoutMs }),
+        ...(options.fetch.s3 === undefined ? {} : { s3: options.fetch.s3 }),
+        ...(options.fetch.gs === undefined ? {} : { gs: options.fetch.gs }),
+        signal: ctx.signal,
+        logger: ctx.logger,
+      });
+      path = fetched.path;
+    } catch (error) {
+      if (error instanceof FetchRefusedError) {
+        if (error.code === "cancelled") throw error;
+        if (error.retryable) throw new RetryableTaskError(error.message, { cause: error });
+        throw new TaskInputError(error.message, { cause: error });
+      }
+      throw error;
+    }
+    let text: string;
+    try {
+      text = normaliseText(decodeText(await readFile(path)));
+    } catch (error) {
+      if (error instanceof BookTextError) throw new TaskInputError(error.message, { cause: error });
+      throw error;
+    } finally {
+      await rm(path, { force: true });
+    }
+    if (text === "") throw new TaskInputError("The file contains no text.");
+    if (!hasWords(text)) throw new TaskInputError("The file contains no words to read aloud: it has no letters or digits.");
+    await ctx.checkpoints.put(TEXT_CHECKPOINT, Buffer.from(text, "utf8"));
+    return text;
+  }
+
+  /** Step 2: the text in the target language, chunk by chunk, each translated chunk checkpointed. */
+  async function translate(task: AudioBookWork, text: string, ctx: TaskContext): Promise<string> {
+    const { source_language: source, target_language: target } = task;
+    if (source === target) return text;
+    const chunks = chunkText(text, chunkChars);
+    const translated: string[] = new Array<string>(chunks.length).fill("");
+    const stored = new Set(await ctx.checkpoints.list());
+    let done = 0;
+    const report = () => ctx.progress(P_TEXT + ((P_TRANSLATED - P_TEXT) * done) / Math.max(1, chunks.length), "translating");
+    await runPool(
+      chunks.map((_, i) => i),
+      parallelism,
+      async (i, signal) => {
+        const name = translationCheckpoint(i);
+        if (stored.has(name)) {
+          translated[i] = await readFile(await ctx.checkpoints.get(name), "utf8");
+        } else {
+          let out: string;
+          try {
+            out = await mt.translate({ text: chunks[i] ?? "", source, target, signal });
+          } catch (error) {
+            if (signal.aborted) throw error;
+            if (errorCode(error) === "TRANSLATION_NOT_SUPPORTED") throw new TaskInputError(messageOf(error), { cause: error });
+            const message = `Translating part ${i + 1} of ${chunks.length} of the text failed: ${messageOf(error)}`;
+            if (isRetryable(error)) {
+              const after = (error as { retryAfterMs?: unknown }).retryAfterMs;
+              throw new RetryableTaskError(message, { cause: error, ...(typeof after === "number" ? { retryAfterMs: after } : {}) });
+            }
+            throw new Error(message, { cause: error });
+          }
+          await ctx.checkpoints.put(name, Buffer.from(out, "utf8"));
+          translated[i] = out;
+        }
+        done++;
+        report();
+      },
+      ctx.signal,
+    );
+    return normaliseText(translated.join("\n\n"));
+  }
+
+  /** The plan stored by an earlier delivery, if any. */
+  async function readPlan(ctx: TaskContext): Promise<Plan | undefined> {
+    if (!(await ctx.checkpoints.has(PLAN_CHECKPOINT))) return undefined;
+    try {
+      const parsed = JSON.parse(await readFile(await ctx.checkpoints.get(PLAN_CHECKPOINT), "utf8")) as Partial<Plan>;
+      if (typeof parsed.voice === "string" && typeof parsed.chunkChars === "number" && typeof parsed.chunks === "number") {
+        return { voice: parsed.voice, chunkChars: parsed.chunkChars, chunks: parsed.chunks };
+      }
+    } catch (error) {
+      ctx.logger.warn({ err: error }, "unreadable plan checkpoint; planning again");
+    }
+    return undefined;
+  }
+
+  async function handle(task: AudioBookWork, ctx: TaskContext): Promise<TaskResult> {
+    const log = ctx.logger;
+    const started = performance.now();
+    if (task.use_voice_clone) {
+      throw new TaskInputError("Voice cloning is not available for audio books on this server: submit the book with a preset voice (or none, for the default voice).");
+    }
+    let resolved = resolveVoice(task);
+    checkTranslation(task);
+
+    ctx.progress(0, "fetching the text");
+    const text = await loadText(task, ctx);
+    ctx.progress(P_TEXT, "text ready");
+    const spoken = await translate(task, text, ctx);
+    if (!hasWords(spoken)) throw new TaskInputError(`The translation into ${task.target_language} left no words to read aloud.`);
+    ctx.progress(P_TRANSLATED, "translated");
+
+    // A redelivery keeps the voice an earlier delivery chose by default (another worker's engines may differ).
+    const earlier = await readPlan(ctx);
+    if (earlier && earlier.voice !== resolved.voice.name && task.preset_voice_name === null) {
+      try {
+        resolved = tts.resolve(task.target_language, earlier.voice);
+      } catch {
+        log.info({ voice: earlier.voice }, "the voice of the earlier delivery is not installed here; using the default voice");
+      }
+    }
+    const { engine, voice } = resolved;
+    const limit = Math.max(20, Math.min(chunkChars, engine.capabilities().maxInputChars));
+    const chunks = chunkText(spoken, limit);
+    const plan: Plan = { voice: voice.name, chunkChars: limit, chunks: chunks.length };
+    let stored = new Set(await ctx.checkpoints.list());
+    const changed = earlier !== undefined && (earlier.voice !== plan.voice || earlier.chunkChars !== plan.chunkChars || earlier.chunks !== plan.chunks);
+    if (changed) {
+      // Chunks of another voice or cut could not be joined with the new ones.
+      const stale = [...stored].filter((name) => name.startsWith("chunk-"));
+      log.info({ earlier, plan, stale: stale.length }, "the plan changed since the last delivery; speaking every chunk again");
+      for (const name of stale) await blobs.delete(checkpointKey(ctx.taskId, name));
+      stored = new Set([...stored].filter((name) => !name.startsWith("chunk-")));
+    }
+    if (earlier === undefined || changed) await ctx.checkpoints.put(PLAN_CHECKPOINT, Buffer.from(JSON.stringify(plan), "utf8"));
+
+    const missing = chunks.map((_, i) => i).filter((i) => !stored.has(chunkCheckpoint(i)));
+    const resumed = chunks.length - missing.length;
+    log.info(
+      { chars: text.length, spokenChars: spoken.length, chunks: chunks.length, resumed, voice: voice.name, parallelism },
+      resumed > 0 ? "resuming the audio book" : "speaking the audio book",
+    );
+    let done = resumed;
+    const report = () => ctx.progress(P_TRANSLATED + ((P_SPOKEN - P_TRANSLATED) * done) / Math.max(1, chunks.length), "speaking");
+    report();
+
+    // Step 3: speak and encode every missing chunk, on every core, checkpointing each MP3 at once.
+    await runPool(
+      missing,
+      parallelism,
+      async (i, signal) => {
+        const wav = join(ctx.workDir, `chunk-${pad(i)}.wav`);
+        const mp3 = join(ctx.workDir, chunkCheckpoint(i));
+        try {
+          try {
+            await engine.synthesize({ text: speakableText(chunks[i] ?? ""), language: voice.language, voice: voice.name, signal, outPath: wav });
+          } catch (error) {
+            if (signal.aborted) throw error;
+            const code = errorCode(error);
+            const where = `part ${i + 1} of ${chunks.length}`;
+            if (code === "TEXT_NOT_SPEAKABLE" || code === "TEXT_EMPTY") {
+              throw new TaskInputError(`The voice "${voice.name}" cannot read ${where} of the text: ${messageOf(error)}`, { cause: error });
+            }
+            if (VOICE_INPUT_CODES.has(code ?? "")) throw new TaskInputError(messageOf(error), { cause: error });
+            const message = `Speaking ${where} of the text failed: ${messageOf(error)}`;
+            if (isRetryable(error)) throw new RetryableTaskError(message, { cause: error });
+            throw new Error(message, { cause: error });
+          }
+          await media.convertAudio({ input: wav, outPath: mp3, format: "mp3", encode: { bitrateKbps, channels: 1 }, inputDemuxers: WAV_DEMUXERS, signal });
+          await rm(wav, { force: true });
+          await ctx.checkpoints.put(chunkCheckpoint(i), { path: mp3 });
+        } finally {
+          await rm(wav, { force: true });
+          await rm(mp3, { force: true });
+        }
+        done++;
+        ctx.working();
+        report();
+        await options.onChunkDone?.({ taskId: ctx.taskId, index: i, total: chunks.length });
+      },
+      ctx.signal,
+    );
+    ctx.progress(P_SPOKEN, "joining");
+
+    // Step 4: join the chunks by copying their MP3 frames (streaming, no second encode), then check the result.
+    const inputs: string[] = [];
+    let expectedSeconds = 0;
+    for (const [i] of chunks.entries()) {
+      const path = await ctx.checkpoints.get(chunkCheckpoint(i));
+      inputs.push(path);
+      expectedSeconds += await media.encodedAudioDuration(path, "mp3", { signal: ctx.signal });
+    }
+    const outPath = join(ctx.workDir, "book.mp3");
+    await joinMp3Chunks(media, { inputs, outPath, workDir: ctx.workDir, signal: ctx.signal });
+    let seconds: number;
+    try {
+      seconds = await media.encodedAudioDuration(outPath, "mp3", { signal: ctx.signal });
+      const info = await media.probe(outPath, { signal: ctx.signal, demuxers: ["mp3"] });
+      if (!info.audio) throw new Error("it has no audio track");
+    } catch (error) {
+      if (ctx.signal.aborted) throw error;
+      throw new Error(`The joined audio book could not be read back: ${messageOf(error)}`, { cause: error });
+    }
+    if (!(seconds > 0) || Math.abs(seconds - expectedSeconds) > 0.5 + expectedSeconds * 0.01) {
+      throw new Error(`The joined audio book lasts ${seconds.toFixed(1)} s instead of the ${expectedSeconds.toFixed(1)} s of its parts.`);
+    }
+    const resultKey = ctx.resultKey("mp3");
+    await blobs.put(resultKey, { path: outPath }, { contentType: "audio/mpeg" });
+    await rm(outPath, { force: true });
+    log.info(
+      { resultKey, seconds: Math.round(seconds * 10) / 10, chunks: chunks.length, spoken: missing.length, resumed, ms: Math.round(performance.now() - started) },
+      "audio book ready",
+    );
+    return { resultKey };
+  }
+
+  let worker: TaskWorker | undefined;
+  let starting: Promise<void> | undefined;
+  let stopped = false;
+
+  return {
+    name: "audiobook",
+    start() {
+      if (stopped) return Promise.reject(new WorkerStoppedError());
+      if (starting) return starting;
+      const attempt = (async () => {
+        await bus.provision({ streams: [STREAMS.work, STREAMS.events], queues: [queue] });
+        worker = createTaskWorker({
+          bus,
+          blobs,
+          kind: "audiobook",
+          queue,
+          schema: AudioBookWorkSchema,
+          logger: options.logger,
+          concurrency: Math.max(1, Math.floor(options.concurrency ?? 1)),
+          handle,
+          ...(options.progressIntervalMs === undefined ? {} : { progressIntervalMs: options.progressIntervalMs }),
+          ...(options.workRoot === undefined ? {} : { workRoot: options.workRoot }),
+        });
+        await worker.start();
+        logger.info({ parallelism, chunkChars, languages: tts.capabilities().languages }, "audio book service ready");
+      })();
+      starting = attempt;
+      // A failed start (e.g. the bus was unreachable) may be tried again.
+      attempt.catch(() => {
+        if (starting === attempt && !stopped) starting = undefined;
+      });
+      return attempt;
+    },
+    async stop(stopOptions) {
+      stopped = true;
+      await starting?.catch(() => undefined);
+      await worker?.stop(stopOptions);
+    },
+  };
+}
