@@ -10,6 +10,7 @@ import { isLanguage, LANGUAGES, type Language } from "./languages.ts";
 import { prepareText } from "./text.ts";
 import type { SynthesisResult, SynthesizeRequest, TtsCapabilities, TtsEngine, VoiceInfo } from "./types.ts";
 import { readWavInfo, repairWavSizes } from "./wav.ts";
+import { serviceMessage } from "./openai-common.ts";
 
 /** Languages OpenAI documents for its speech endpoint, among ours (Amharic is not one of them). */
 export const OPENAI_DEFAULT_LANGUAGES: readonly Language[] = LANGUAGES.filter((l) => l !== "Amharic");
@@ -50,23 +51,7 @@ export interface OpenAiTtsOptions {
 
 const SAFE_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
-/** The human-readable part of an error body: OpenAI's `{ error: { message } }`, or `{ detail }`, or plain text. */
-function serviceMessage(body: string): string | undefined {
-  let message: unknown;
-  try {
-    const json: unknown = JSON.parse(body);
-    if (isRecord(json)) message = isRecord(json.error) ? json.error.message : typeof json.error === "string" ? json.error : json.detail;
-  } catch {
-    message = body;
-  }
-  if (typeof message !== "string") return undefined;
-  const clean = message.replace(/[\u0000-\u001F\u007F]+/g, " ").trim();
-  return clean === "" ? undefined : clean.length > 300 ? `${clean.slice(0, 300)}…` : clean;
-}
 
 /**
  * Adapter for any service implementing OpenAI's `POST /v1/audio/speech` (OpenAI itself, or

@@ -3,6 +3,7 @@ import { isLanguage, LANGUAGES, type Language } from "../languages.ts";
 import { assembleChunks, mapInOrder, normalizeTranslationInput, planChunks } from "./chunk.ts";
 import { finishSentence, MtConfigError, TranslationError, TranslationNotSupportedError, TranslationServiceError } from "./errors.ts";
 import type { MtCapabilities, MtEngine, MtPair, TranslationRequest } from "./types.ts";
+import { isRecord, serviceMessage } from "../openai-common.ts";
 
 /** Default size of one request's text: long enough for context, short enough for any model's output limit. */
 export const OPENAI_MT_DEFAULT_CHUNK_CHARS = 3000;
@@ -57,23 +58,7 @@ const QUOTES: readonly (readonly [string, string])[] = [
 ];
 const QUOTE_CHARS = new Set(QUOTES.flat());
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
-/** The human-readable part of an error body: OpenAI's `{ error: { message } }`, or `{ detail }`, or plain text. */
-function serviceMessage(body: string): string | undefined {
-  let message: unknown;
-  try {
-    const json: unknown = JSON.parse(body);
-    if (isRecord(json)) message = isRecord(json.error) ? json.error.message : typeof json.error === "string" ? json.error : json.detail;
-  } catch {
-    message = body.trimStart().startsWith("<") ? undefined : body;
-  }
-  if (typeof message !== "string") return undefined;
-  const clean = message.replace(/[\u0000-\u001F\u007F]+/g, " ").trim();
-  return clean === "" ? undefined : clean.length > 300 ? `${clean.slice(0, 300)}…` : clean;
-}
 
 function retryAfter(header: string | null): number | undefined {
   if (header === null) return undefined;

@@ -9,26 +9,11 @@ import { isLanguage, LANGUAGES, type Language } from "../languages.ts";
 import { mediaFailure, RecognitionError, RecognitionNotSupportedError, RecognitionServiceError, SttConfigError } from "./errors.ts";
 import { buildTranscript, DEFAULT_SEGMENT_LIMITS, splitTimedText, type SegmentLimits } from "./segments.ts";
 import type { SttCapabilities, SttEngine, TranscribeRequest, Transcript, TranscriptSegment } from "./types.ts";
+import { isRecord, serviceMessage } from "../openai-common.ts";
+import { LANGUAGE_CODES } from "@voiceloc/contracts";
 
 /** ISO 639-1 code of each language, sent as `language` to the transcription endpoint. */
-export const TRANSCRIPTION_LANGUAGE_CODES: Readonly<Record<Language, string>> = {
-  French: "fr",
-  English: "en",
-  Amharic: "am",
-  Swahili: "sw",
-  Chinese: "zh",
-  Japanese: "ja",
-  Korean: "ko",
-  German: "de",
-  Russian: "ru",
-  Portuguese: "pt",
-  Spanish: "es",
-  Italian: "it",
-  Arabic: "ar",
-  Dutch: "nl",
-  Hindi: "hi",
-  Urdu: "ur",
-};
+export const TRANSCRIPTION_LANGUAGE_CODES: Readonly<Record<Language, string>> = LANGUAGE_CODES;
 
 /** OpenAI's documented upload limit for /v1/audio/transcriptions (25 MB). */
 export const OPENAI_TRANSCRIPTION_MAX_UPLOAD_BYTES = 25 * 1000 * 1000;
@@ -81,28 +66,12 @@ export interface OpenAiTranscriberOptions {
 
 const SAFE_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 function finiteNumber(value: unknown): number | undefined {
   const n = typeof value === "number" ? value : typeof value === "string" && value.trim() !== "" ? Number(value) : Number.NaN;
   return Number.isFinite(n) ? n : undefined;
 }
 
-/** The human-readable part of an error body: OpenAI's `{ error: { message } }`, or `{ detail }`, or plain text. */
-function serviceMessage(body: string): string | undefined {
-  let message: unknown;
-  try {
-    const json: unknown = JSON.parse(body);
-    if (isRecord(json)) message = isRecord(json.error) ? json.error.message : typeof json.error === "string" ? json.error : json.detail;
-  } catch {
-    message = body;
-  }
-  if (typeof message !== "string") return undefined;
-  const clean = message.replace(/[\u0000-\u001F\u007F]+/g, " ").trim();
-  return clean === "" ? undefined : clean.length > 300 ? `${clean.slice(0, 300)}…` : clean;
-}
 
 /** Reads a response body as text, refusing more than `maxBytes`. */
 async function readLimitedText(response: Response, maxBytes: number): Promise<string | undefined> {
