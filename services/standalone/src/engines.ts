@@ -18,7 +18,7 @@ import {
   type SttRegistry,
 } from "@voiceloc/engines";
 import type { Logger } from "@voiceloc/log";
-import { createSpeechStack, type SpeechStack } from "@voiceloc/synthesis";
+import { createSpeechStack, voiceCatalog, type SpeechStack } from "@voiceloc/synthesis";
 
 export interface EngineStack extends SpeechStack {
   mt: MtRegistry;
@@ -62,14 +62,7 @@ export async function createEngineStack(config: Config, logger: Logger): Promise
         pairs: mt.capabilities().pairs.map((p) => ({ source: p.source, target: p.target, pivot: p.pivot ?? null, quality: p.quality })),
       },
       cloning: { available: tts.cloning, languages: tts.cloning ? tts.languages.filter(known) : [] },
-      voices: tts.voices.filter((v) => known(v.language)).map((v) => ({
-        name: v.name,
-        language: v.language,
-        engine: v.engine,
-        gender: v.gender ?? null,
-        description: v.description,
-        default: tts.defaults[v.language] === v.name,
-      })),
+      voices: voiceCatalog(speech.registry),
     };
   };
   return { ...speech, mt, stt, capabilities };

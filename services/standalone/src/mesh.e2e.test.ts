@@ -110,7 +110,7 @@ describe("gateway and synthesis as two processes over nats-server", () => {
 });
 
 describe("gateway and the task workers as separate processes over nats-server", () => {
-  it("completes an audio book and a voice stream created through the gateway", async () => {
+  it("completes English→Spanish and Spanish→English books and English→English/Spanish voice streams created through the gateway", async () => {
     const media = join(dir.path, "media");
     await mkdir(media, { recursive: true });
     const sentences = "The river runs past the old mill. Children play on the bridge after school. ";
@@ -147,14 +147,26 @@ describe("gateway and the task workers as separate processes over nats-server", 
         body: JSON.stringify({ file: "river.txt", name: "River", source_language: "English", target_language: "Spanish" }),
       })
     ).json()) as { id: string };
-    const stream = (await (
-      await fetch(`${base}/v1/voices/streams`, {
+    await writeFile(join(media, "rio.txt"), "El río pasa junto al viejo molino. Los niños juegan en el puente después de la escuela.");
+    const backwards = (await (
+      await fetch(`${base}/v1/audio_books/`, {
         method: "POST",
         headers,
-        body: JSON.stringify({ file: "talk.wav", source_language: "English", target_language: "English" }),
+        body: JSON.stringify({ file: "rio.txt", name: "Río", source_language: "Spanish", target_language: "English" }),
       })
     ).json()) as { id: string };
-    for (const path of [`/v1/audio_books/${book.id}`, `/v1/voices/streams/${stream.id}`]) {
+    const streams: string[] = [];
+    for (const target of ["English", "Spanish"]) {
+      const stream = (await (
+        await fetch(`${base}/v1/voices/streams`, {
+          method: "POST",
+          headers,
+          body: JSON.stringify({ file: "talk.wav", source_language: "English", target_language: target }),
+        })
+      ).json()) as { id: string };
+      streams.push(`/v1/voices/streams/${stream.id}`);
+    }
+    for (const path of [`/v1/audio_books/${book.id}`, `/v1/audio_books/${backwards.id}`, ...streams]) {
       const done = await follow(path);
       expect(done.task_status, String(done.task_error)).toBe("completed");
       expect(done.task_progress).toBe(100);

@@ -1,2 +1,2 @@
-export { createSynthesisService, type SynthesisService, type SynthesisServiceOptions } from "./service.ts";
+export { createSynthesisService, voiceCatalog, type SynthesisService, type SynthesisServiceOptions } from "./service.ts";
 export { createSpeechStack, type SpeechStack, type OpenAiTtsSettings } from "./engines.ts";

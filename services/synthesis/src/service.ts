@@ -9,11 +9,27 @@ import {
   SynthesizeRequestSchema,
   VoicesRequestSchema,
   type SynthesizeReply,
+  type Voice,
   type VoicesReply,
 } from "@voiceloc/contracts";
-import { isLanguage, synthesizeToFile } from "@voiceloc/engines";
+import { isLanguage, synthesizeToFile, type TtsRegistry } from "@voiceloc/engines";
 import type { Logger } from "@voiceloc/log";
 import type { SpeechStack } from "./engines.ts";
+
+/** The preset voices of the installed engines, best first per language, each language's default marked. */
+export function voiceCatalog(registry: TtsRegistry): Voice[] {
+  const table = registry.capabilities();
+  return table.voices
+    .filter((v) => isLanguage(v.language))
+    .map((v) => ({
+      name: v.name,
+      language: v.language,
+      engine: v.engine,
+      gender: v.gender ?? null,
+      description: v.description,
+      default: table.defaults[v.language] === v.name,
+    }));
+}
 
 /** A reply error whose code the gateway maps to a 422 (the client asked for something no engine does). */
 class SynthesisRequestError extends Error {
@@ -71,22 +87,6 @@ export function createSynthesisService(options: SynthesisServiceOptions): Synthe
     else active -= 1;
   };
 
-  const voices = (): VoicesReply => {
-    const table = speech.registry.capabilities();
-    return {
-      voices: table.voices
-        .filter((v) => isLanguage(v.language))
-        .map((v) => ({
-          name: v.name,
-          language: v.language,
-          engine: v.engine,
-          gender: v.gender ?? null,
-          description: v.description,
-          default: table.defaults[v.language] === v.name,
-        })),
-    };
-  };
-
   return {
     name: "synthesis",
     async start() {
@@ -125,7 +125,11 @@ export function createSynthesisService(options: SynthesisServiceOptions): Synthe
           { queue: "synthesis" },
         ),
       );
-      subscriptions.push(await bus.serve(SUBJECTS.voices, VoicesRequestSchema, () => voices(), { queue: "synthesis-voices" }));
+      subscriptions.push(
+        await bus.serve(SUBJECTS.voices, VoicesRequestSchema, (): VoicesReply => ({ voices: voiceCatalog(speech.registry) }), {
+          queue: "synthesis-voices",
+        }),
+      );
       logger.info({ languages: speech.registry.capabilities().languages }, "synthesis service ready");
     },
     async stop() {
