@@ -47,6 +47,17 @@ File references are \`http(s)://\` URLs (private, loopback and link-local addres
 Language name or its ISO 639-1 code; \`format\` is \`mp3\` (default), \`wav\`, \`ogg\` (Opus) or \`flac\`;
 \`voice\` is optional (each language has a default).
 
+## Capabilities and voices
+\`GET /v1/capabilities\` lists, per operation, the languages the configured engines cover (synthesis,
+recognition, translation pairs with their pivot, cloning); \`GET /v1/voices?language=\` lists the preset
+voices, each language's default marked. Creating a task the engines cannot do is a **422** naming the
+missing capability and the languages, an unknown \`preset_voice_name\`/\`voice\`, or \`use_voice_clone\`
+without a cloning engine.
+
+## Downloads
+Result links are \`/v1/files/<key>?expires=…&signature=…\` (HMAC-SHA256, 1 hour); they need no other
+credential, support \`Range\`, and answer **403** when tampered with or expired.
+
 ## Subtitles
 \`POST /v1/videos/subtitle\` answers **202** with a subtitle job; options \`mode\` (\`burn_in\` default |
 \`side_file\`) and \`subtitle_format\` (\`srt\` default | \`vtt\`). \`GET /v1/videos/subtitle\` and
