@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { mkdir, readdir, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { silentLogger } from "@voiceloc/log";
 import { probe, resolveFfmpeg } from "@voiceloc/media";
 import { freePort, startNatsServer, tempDir } from "@voiceloc/testing";
@@ -44,19 +44,25 @@ async function startProcess(services: string, env: Record<string, string>, port:
   throw new Error(`${services} did not become ready:\n${proc.output.join("")}`);
 }
 
-beforeAll(async () => {
-  nats = await startNatsServer();
-  dir = await tempDir("voiceloc-mesh-");
-});
-
-afterAll(async () => {
-  for (const p of procs) {
+async function stopAll(): Promise<void> {
+  for (const p of procs.splice(0)) {
     if (p.child.exitCode === null && p.child.signalCode === null) {
       const exited = new Promise((r) => p.child.once("exit", r));
       p.child.kill("SIGTERM");
       await exited;
     }
   }
+}
+
+// Every test gets its own nats-server and processes: durable consumers (the gateway's projection,
+// the work queues) must not be shared with the processes of another test.
+beforeEach(async () => {
+  nats = await startNatsServer();
+  dir = await tempDir("voiceloc-mesh-");
+});
+
+afterEach(async () => {
+  await stopAll();
   await nats?.stop();
   await dir?.cleanup();
 });
