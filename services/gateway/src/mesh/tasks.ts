@@ -6,6 +6,7 @@ import {
   TaskEventSchema,
   WORK_QUEUES,
   type TaskEvent,
+  type Language,
   type TaskKind,
   type WorkMessage,
 } from "@voiceloc/contracts";
@@ -21,38 +22,25 @@ export interface TaskRepositories {
 
 /** The work message for a stored record (what the worker needs, nothing more). */
 export function workMessageFor(kind: TaskKind, doc: TaskDoc): WorkMessage {
+  const d = doc as TaskDoc & { file: string; source_language: Language; target_language: Language };
+  const base = { task_id: d.id, account_id: d.account_id, file: d.file, source_language: d.source_language, target_language: d.target_language };
   switch (kind) {
     case "audiobook": {
-      const d = doc as AudioBookDoc;
+      const a = doc as AudioBookDoc;
       return {
         kind,
-        task_id: d.id,
-        account_id: d.account_id,
-        file: d.file,
-        source_language: d.source_language,
-        target_language: d.target_language,
-        name: d.name,
-        preset_voice_name: d.preset_voice_name,
-        use_voice_clone: d.use_voice_clone,
-        voice_clone_sample: d.voice_clone_sample,
+        ...base,
+        name: a.name,
+        preset_voice_name: a.preset_voice_name,
+        use_voice_clone: a.use_voice_clone,
+        voice_clone_sample: a.voice_clone_sample,
       };
     }
-    case "voice-stream": {
-      const d = doc as VoiceStreamDoc;
-      return { kind, task_id: d.id, account_id: d.account_id, file: d.file, source_language: d.source_language, target_language: d.target_language, voice: d.voice };
-    }
+    case "voice-stream":
+      return { kind, ...base, voice: (doc as VoiceStreamDoc).voice };
     case "subtitle": {
-      const d = doc as SubtitleDoc;
-      return {
-        kind,
-        task_id: d.id,
-        account_id: d.account_id,
-        file: d.file,
-        source_language: d.source_language,
-        target_language: d.target_language,
-        mode: d.mode,
-        subtitle_format: d.subtitle_format,
-      };
+      const sub = doc as SubtitleDoc;
+      return { kind, ...base, mode: sub.mode, subtitle_format: sub.subtitle_format };
     }
     default: {
       const unreachable: never = kind;
