@@ -48,4 +48,15 @@ describe("loadConfig", () => {
     expect(text).not.toContain("x".repeat(40));
     expect(text).not.toContain(":pw@");
   });
+
+  it("reads the request rate limit: on by default, burst of 10 seconds' worth, 0 or off turns it off", () => {
+    expect(loadConfig({}).rateLimit).toEqual({ perMinute: 600, burst: 100 });
+    expect(loadConfig({ RATE_LIMIT_PER_MINUTE: "90" }).rateLimit).toEqual({ perMinute: 90, burst: 15 });
+    expect(loadConfig({ RATE_LIMIT_PER_MINUTE: "90", RATE_LIMIT_BURST: "5" }).rateLimit).toEqual({ perMinute: 90, burst: 5 });
+    expect(loadConfig({ RATE_LIMIT_PER_MINUTE: "0" }).rateLimit).toBeUndefined();
+    expect(loadConfig({ RATE_LIMIT_PER_MINUTE: "OFF" }).rateLimit).toBeUndefined();
+    expect(() => loadConfig({ RATE_LIMIT_PER_MINUTE: "-5" })).toThrow(/RATE_LIMIT_PER_MINUTE/);
+    expect(() => loadConfig({ RATE_LIMIT_PER_MINUTE: "1.5" })).toThrow(/RATE_LIMIT_PER_MINUTE/);
+    expect(() => loadConfig({ RATE_LIMIT_BURST: "0" })).toThrow(/RATE_LIMIT_BURST/);
+  });
 });

@@ -33,6 +33,26 @@ function parseSeedKeys(raw: string, ctx: z.RefinementCtx): SeedKey[] {
   return out;
 }
 
+/** A whole number from 1 to `max`; empty or unset gives `fallback`; with `allowOff`, `0` or `off` (any case) gives undefined. */
+const wholeNumber = (fallback: number | undefined, max: number, allowOff: boolean) =>
+  z
+    .string()
+    .optional()
+    .transform((raw, ctx) => {
+      const v = (raw ?? "").trim();
+      if (v === "") return fallback;
+      if (allowOff && (v === "0" || v.toLowerCase() === "off")) return undefined;
+      const n = Number(v);
+      if (!/^\d+$/.test(v) || !Number.isSafeInteger(n) || n < 1 || n > max) {
+        ctx.addIssue({
+          code: "custom",
+          message: `expected a whole number from 1 to ${max}${allowOff ? ", or 0 / off to turn the limit off" : ""}`,
+        });
+        return z.NEVER;
+      }
+      return n;
+    });
+
 const optionalString = z
   .string()
   .trim()
@@ -116,6 +136,8 @@ export const EnvSchema = z
     OPENAI_STT_MODEL: z.string().min(1).default("whisper-1"),
     OPENAI_MT_MODEL: optionalString,
     WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(1),
+    RATE_LIMIT_PER_MINUTE: wholeNumber(600, 1_000_000, true),
+    RATE_LIMIT_BURST: wholeNumber(undefined, 1_000_000, false),
     /** Set by pnpm to the directory the command was run from; relative paths resolve against it. */
     INIT_CWD: optionalString,
   })
@@ -170,6 +192,11 @@ export const EnvSchema = z
           ? { baseUrl: env.OPENAI_BASE_URL, apiKey: env.OPENAI_API_KEY, model: env.OPENAI_MT_MODEL }
           : undefined,
       workerConcurrency: env.WORKER_CONCURRENCY,
+      /** Per-credential request rate on /v1 (a token bucket); undefined when off. Burst defaults to 10 seconds' worth. */
+      rateLimit:
+        env.RATE_LIMIT_PER_MINUTE === undefined
+          ? undefined
+          : { perMinute: env.RATE_LIMIT_PER_MINUTE, burst: env.RATE_LIMIT_BURST ?? Math.ceil(env.RATE_LIMIT_PER_MINUTE / 6) },
       openaiTts: env.OPENAI_BASE_URL
         ? { baseUrl: env.OPENAI_BASE_URL, apiKey: env.OPENAI_API_KEY, model: env.OPENAI_TTS_MODEL, voices: env.OPENAI_TTS_VOICES }
         : undefined,

@@ -25,6 +25,7 @@ import type { CapabilitySource } from "./mesh/capabilities.ts";
 import { registerCapabilities } from "./routes/capabilities.ts";
 import type { BlobStore, SigningSecrets } from "@voiceloc/blobs";
 import { API_DESCRIPTION } from "./openapi-description.ts";
+import { rateLimit, type RateLimiter } from "./http/rate-limit.ts";
 
 export interface GatewayDeps {
   logger: Logger;
@@ -44,6 +45,8 @@ export interface GatewayDeps {
   files?: { blobs: BlobStore; secret: SigningSecrets } | undefined;
   /** Checks of other parts (bus, workers) for /readyz. */
   readinessChecks?: Array<{ name: string; check: () => Promise<void> }>;
+  /** Per-credential request rate on /v1 (shared through the store); none when off. */
+  rateLimiter?: RateLimiter | undefined;
   publicBaseUrl: string;
   maxBodyBytes: number;
   fileReferenceCheck: (ref: string) => string | null;
@@ -97,6 +100,7 @@ export function createApp(deps: GatewayDeps): GatewayApp {
     c.set("principal", principal);
     await next();
   });
+  app.use("/v1/*", rateLimit(deps.rateLimiter));
   app.use("/v1/*", limitBody(deps.maxBodyBytes));
   app.use("/v1/*", parseJson());
 

@@ -19,6 +19,7 @@ import { TaskRepository } from "./records/repository.ts";
 import { busSynthesis } from "./mesh/synthesizer.ts";
 import { TaskMesh } from "./mesh/tasks.ts";
 import { busCapabilities } from "./mesh/capabilities.ts";
+import { RateLimiter } from "./http/rate-limit.ts";
 
 /** Where the gateway keeps its embedded store: its own directory, never shared with another process. */
 export function gatewayDataDir(config: Config): string {
@@ -69,6 +70,8 @@ export interface GatewayOptions {
   readinessChecks?: GatewayDeps["readinessChecks"];
   /** Re-publish sweep period (tests shorten it). */
   sweepIntervalMs?: number;
+  /** The rate limiter's clock in ms (tests move it by hand); Date.now by default. */
+  rateLimitClock?: () => number;
 }
 
 export interface GatewayService {
@@ -114,6 +117,9 @@ export async function createGateway(options: GatewayOptions): Promise<GatewaySer
     capabilities: options.bus ? busCapabilities(options.bus, logger) : undefined,
     files: options.blobs ? { blobs: options.blobs, secret } : undefined,
     readinessChecks: options.readinessChecks,
+    rateLimiter: config.rateLimit
+      ? await RateLimiter.open(store, config.rateLimit, { logger, ...(options.rateLimitClock ? { now: options.rateLimitClock } : {}) })
+      : undefined,
     publicBaseUrl: config.publicBaseUrl,
     maxBodyBytes: config.maxBodyBytes,
     fileReferenceCheck: (ref) => fileReferenceProblem(ref, config.mediaRoot),

@@ -1,4 +1,5 @@
 import { ErrorSchema, HTTPValidationErrorSchema } from "@voiceloc/contracts";
+import { tooManyRequestsResponse } from "./rate-limit.ts";
 
 const errorContent = { "application/json": { schema: ErrorSchema } };
 
@@ -12,6 +13,7 @@ export const errorResponses = {
     description: "Validation error (FastAPI / Pydantic v2 shape).",
     content: { "application/json": { schema: HTTPValidationErrorSchema } },
   },
+  ...tooManyRequestsResponse,
 } as const;
 
 export const notFoundResponse = {
