@@ -28,6 +28,14 @@ Every creating POST accepts \`Idempotency-Key\` (1–255 characters). The same k
 24 hours replays the first response with \`Idempotent-Replayed: true\`; the same key with another
 body → **409**. Only successful responses are kept.
 
+## Rate limits
+Every \`/v1\` operation except signed downloads counts against the calling credential (each API key;
+access tokens by \`sub\`): a token bucket of \`RATE_LIMIT_BURST\` requests (default 100) refilled at
+\`RATE_LIMIT_PER_MINUTE\` (default 600 per minute), shared by every gateway of the deployment. Over it →
+**429** \`{"detail": "…"}\` with \`Retry-After\` (seconds), and the request does nothing. Responses carry
+the IETF fields \`RateLimit-Policy: "per-key";q=<burst>;w=<seconds to refill>\` (at most \`q\` requests
+in any \`w\` seconds are always served) and \`RateLimit: "per-key";r=<available>;t=<seconds until full>\`.
+
 ## Errors
 - **422**: validation errors in the FastAPI / Pydantic v2 shape: \`{"detail": [{"type", "loc", "msg", "input", "ctx"?}]}\`,
   \`loc\` starting with \`body\`, \`query\`, \`path\` or \`header\`. Unknown body fields are ignored.

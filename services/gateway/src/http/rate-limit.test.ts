@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { SignJWT } from "jose";
 import { silentLogger } from "@voiceloc/log";
-import { openEmbeddedStore, type Collection, type Store } from "@voiceloc/store";
+import { openEmbeddedStore, openMongoStore, type Collection, type Store } from "@voiceloc/store";
 import { tempDir } from "@voiceloc/testing";
 import { createFsBlobStore } from "@voiceloc/blobs";
 import { ALICE_KEY, BOB_KEY, JWT_SECRET, startTestGateway, type TestGateway } from "../testing/harness.ts";
@@ -250,6 +250,68 @@ describe("RateLimiter leases", () => {
       let allowed = 0;
       for (let i = 0; i < 150; i += 1) if ((await limiter.take("key:k2")).kind === "allowed") allowed += 1;
       expect(allowed).toBe(100);
+    } finally {
+      await close();
+    }
+  });
+});
+
+describe("RateLimiter when the store fails", () => {
+  it("lets the request through unmetered instead of failing it", async () => {
+    const dir = await tempDir("voiceloc-rl-broken-");
+    const store = await openEmbeddedStore({ dir: dir.path });
+    try {
+      const limiter = await RateLimiter.open(store, { perMinute: 60, burst: 1 }, { logger: silentLogger() });
+      await store.close();
+      expect(await limiter.take("key:k3")).toEqual({ kind: "unmetered" });
+      expect(await limiter.take("key:k3")).toEqual({ kind: "unmetered" });
+    } finally {
+      await dir.cleanup();
+    }
+  });
+});
+
+/** Two connections to one store, as two gateways have: the embedded store always, MongoDB when MONGODB_URL is set. */
+const SHARED_STORES: Array<{ name: string; skip?: string; open: () => Promise<{ stores: [Store, Store]; close: () => Promise<void> }> }> = [
+  {
+    name: "embedded store",
+    open: async () => {
+      const dir = await tempDir("voiceloc-rl-shared-");
+      const stores: [Store, Store] = [await openEmbeddedStore({ dir: dir.path }), await openEmbeddedStore({ dir: dir.path })];
+      return { stores, close: async () => (await Promise.all(stores.map((s) => s.close())), await dir.cleanup()) };
+    },
+  },
+  {
+    name: "MongoDB",
+    ...(process.env.MONGODB_URL ? {} : { skip: "MONGODB_URL is not set" }),
+    open: async () => {
+      const url = process.env.MONGODB_URL ?? "";
+      const dbName = `voiceloc_rl_${Date.now().toString(36)}`;
+      const stores: [Store, Store] = [await openMongoStore({ url, dbName }), await openMongoStore({ url, dbName })];
+      return { stores, close: async () => void (await Promise.all(stores.map((s) => s.close()))) };
+    },
+  },
+];
+
+describe.each(SHARED_STORES)("RateLimiter on two connections to one $name", ({ name, skip, open: openShared }) => {
+  if (skip) {
+    process.stdout.write(`rate-limit tests on ${name} skipped: ${skip}\n`);
+  }
+
+  it.skipIf(skip !== undefined)("never admits more than the burst when two gateways race for one credential", async () => {
+    const { stores, close } = await openShared();
+    try {
+      const clock = manualClock();
+      const policy = { perMinute: 60, burst: 10 };
+      const limiters = await Promise.all(stores.map((s) => RateLimiter.open(s, policy, { logger: silentLogger(), now: clock.now })));
+      const partition = `key:race-${name}`;
+      const decisions = await Promise.all(Array.from({ length: 60 }, (_, i) => limiters[i % 2]!.take(partition)));
+      expect(decisions.filter((d) => d.kind === "allowed")).toHaveLength(10);
+      expect(decisions.filter((d) => d.kind === "limited")).toHaveLength(50);
+      // A second later exactly one more is due, on either gateway.
+      clock.advance(1_000);
+      const later = await Promise.all(Array.from({ length: 10 }, (_, i) => limiters[i % 2]!.take(partition)));
+      expect(later.filter((d) => d.kind === "allowed")).toHaveLength(1);
     } finally {
       await close();
     }

@@ -11,7 +11,7 @@
  *
  * To keep the per-request cost low a gateway does not write on every request:
  * it takes a lease of several tokens at once and serves requests from it in
- * memory. The lease grows (doubling, up to a tenth of the burst) while the
+ * memory. The lease grows (doubling, up to a tenth of the burst and 256) while the
  * client keeps spending it within LEASE_TTL_MS and shrinks when tokens expire
  * unspent, so a slow client costs nothing extra and a fast one costs one store
  * write per lease. Leased tokens are already debited from the shared bucket,
@@ -51,9 +51,10 @@ export type RateDecision =
 /** A leased token not spent within this time is forfeited. */
 export const LEASE_TTL_MS = 1_000;
 /** The largest lease, whatever the burst. */
-const MAX_LEASE = 64;
-/** Compare-and-set attempts against other gateways before giving up (unmetered). */
-const MAX_ATTEMPTS = 8;
+const MAX_LEASE = 256;
+/** Compare-and-set attempts against other gateways before refusing (with a short random pause between). */
+const MAX_ATTEMPTS = 10;
+const MAX_PAUSE_MS = 20;
 /** Credentials remembered in memory before idle ones are forgotten. */
 const LOCAL_SOFT_CAP = 10_000;
 /** Buckets full for this long are deleted from the store, at most this often. */
@@ -88,11 +89,12 @@ interface LocalBucket {
   pending: Promise<void> | undefined;
 }
 
-export class RateLimitStoreError extends Error {
+/** The credential's bucket kept changing under this gateway: it is that busy, so the request is refused. */
+export class RateLimitContentionError extends Error {
   readonly code = "rate_limit_contention";
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = "RateLimitStoreError";
+  constructor(options?: { cause?: unknown }) {
+    super("other gateways kept changing the credential's bucket", options);
+    this.name = "RateLimitContentionError";
   }
 }
 
@@ -165,6 +167,10 @@ export class RateLimiter {
         await bucket.pending;
       }
     } catch (error) {
+      if (error instanceof RateLimitContentionError) {
+        this.logger.warn({ partition: bucket.id }, "rate limit bucket contended; request refused");
+        return { kind: "limited", retryAfterSeconds: 1 };
+      }
       this.logger.warn({ err: error, partition: bucket.id }, "rate limit state unavailable; request not metered");
       return { kind: "unmetered" };
     }
@@ -213,8 +219,10 @@ export class RateLimiter {
         return;
       }
       bucket.known = false;
+      // Another gateway changed the bucket first; pause a random moment so the two stop colliding.
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(MAX_PAUSE_MS, 2 ** attempt)));
     }
-    throw new RateLimitStoreError("other gateways kept changing the bucket; gave up after several attempts");
+    throw new RateLimitContentionError();
   }
 
   async #compareAndSet(bucket: LocalBucket, next: number): Promise<boolean> {

@@ -28,6 +28,7 @@ export async function startTestGateway(
     JWT_SECRET,
     PUBLIC_BASE_URL: BASE,
     LOG_LEVEL: "silent",
+    RATE_LIMIT_PER_MINUTE: "off", // tests of other behaviour send many requests at once; rate-limit.test.ts turns it on
     ...env,
   });
   const gateway = await createGateway({ config, logger: silentLogger(), ...options });
