@@ -444,6 +444,20 @@ export function describeStoreContract(name: string, makeStore: MakeStore): void 
         expect(await col.get("j1")).toEqual({ id: "j1", seq: 40, progress: 400 });
       });
 
+      it("is a compare-and-set on a large integer: of many updates expecting one value, exactly one wins", async () => {
+        // The gateway's rate limiter keeps a microsecond timestamp per credential and relies on this.
+        const col = await open();
+        const t0 = 1_795_000_000_000_000;
+        await col.insert({ id: "bucket", tat: t0 });
+        const results = await Promise.all(
+          Array.from({ length: 20 }, (_, i) => col.updateOne({ id: "bucket", tat: t0 }, { tat: t0 + (i + 1) * 100_000 })),
+        );
+        const winners = results.filter((r): r is NonNullable<typeof r> => r !== null);
+        expect(winners).toHaveLength(1);
+        expect(await col.get("bucket")).toEqual(winners[0]);
+        expect(await col.updateOne({ id: "bucket", tat: t0 }, { tat: t0 + 1 })).toBeNull();
+      });
+
       it("returns null and changes nothing when no document matches", async () => {
         const col = await open();
         await col.insert({ id: "j1", status: "done" });
