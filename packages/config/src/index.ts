@@ -5,6 +5,11 @@ import { z } from "zod";
 export const SERVICE_NAMES = ["gateway", "audiobook", "voice-stream", "subtitle", "synthesis"] as const;
 export type ServiceName = (typeof SERVICE_NAMES)[number];
 
+/** Default of MAX_MEDIA_SECONDS: two hours, a feature film. */
+export const DEFAULT_MAX_MEDIA_SECONDS = 7_200;
+/** Default of MAX_BOOK_CHARACTERS: a long novel (about 18 hours of speech). */
+export const DEFAULT_MAX_BOOK_CHARACTERS = 1_000_000;
+
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 
 export interface SeedKey {
@@ -116,6 +121,10 @@ export const EnvSchema = z
     OPENAI_STT_MODEL: z.string().min(1).default("whisper-1"),
     OPENAI_MT_MODEL: optionalString,
     WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(1),
+    /** Longest media a voice stream (or subtitle task) accepts, in decoded seconds. */
+    MAX_MEDIA_SECONDS: z.coerce.number().int().min(1).max(7 * 24 * 3600).default(DEFAULT_MAX_MEDIA_SECONDS),
+    /** Most characters of text one audio book may have. */
+    MAX_BOOK_CHARACTERS: z.coerce.number().int().min(1).max(100_000_000).default(DEFAULT_MAX_BOOK_CHARACTERS),
     /** Set by pnpm to the directory the command was run from; relative paths resolve against it. */
     INIT_CWD: optionalString,
   })
@@ -170,6 +179,8 @@ export const EnvSchema = z
           ? { baseUrl: env.OPENAI_BASE_URL, apiKey: env.OPENAI_API_KEY, model: env.OPENAI_MT_MODEL }
           : undefined,
       workerConcurrency: env.WORKER_CONCURRENCY,
+      maxMediaSeconds: env.MAX_MEDIA_SECONDS,
+      maxBookCharacters: env.MAX_BOOK_CHARACTERS,
       openaiTts: env.OPENAI_BASE_URL
         ? { baseUrl: env.OPENAI_BASE_URL, apiKey: env.OPENAI_API_KEY, model: env.OPENAI_TTS_MODEL, voices: env.OPENAI_TTS_VOICES }
         : undefined,

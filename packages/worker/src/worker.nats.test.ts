@@ -8,7 +8,7 @@ import { TaskInputError } from "./errors.ts";
 import { checkpointPrefix } from "./keys.ts";
 import { SEQ_DELIVERY_SPAN } from "./seq.ts";
 import { createTaskWorker, type TaskHandler, type TaskWorker } from "./worker.ts";
-import { createHarness, sleep, waitFor, TestTaskSchema, type Harness, type TestTask } from "./testing/harness.ts";
+import { createHarness, recordingSettlements, waitFor, TestTaskSchema, type Harness, type TestTask } from "./testing/harness.ts";
 
 let server: NatsServerHandle;
 beforeAll(async () => {
@@ -30,8 +30,8 @@ async function setup(name: string): Promise<Harness> {
   return h;
 }
 
-function worker(h: Harness, handle: TaskHandler<TestTask>): TaskWorker {
-  const w = createTaskWorker({ bus: h.bus, blobs: h.blobs, kind: "audiobook", queue: h.queue, schema: TestTaskSchema, logger: silentLogger(), handle });
+function worker(h: Harness, handle: TaskHandler<TestTask>, bus = h.bus): TaskWorker {
+  const w = createTaskWorker({ bus, blobs: h.blobs, kind: "audiobook", queue: h.queue, schema: TestTaskSchema, logger: silentLogger(), handle });
   cleanups.push(() => w.stop({ graceMs: 5_000 }));
   return w;
 }
@@ -71,17 +71,23 @@ describe("createTaskWorker over nats-server", () => {
 
   it("a TaskInputError fails the task once, without redelivery", async () => {
     const h = await setup("nats-input");
+    const { bus, settled } = recordingSettlements(h.bus);
     let calls = 0;
-    const w = worker(h, async () => {
-      calls++;
-      throw new TaskInputError("The audio file could not be read.");
-    });
+    const w = worker(
+      h,
+      async () => {
+        calls++;
+        throw new TaskInputError("The audio file could not be read.");
+      },
+      bus,
+    );
     await w.start();
     const id = randomUUID();
     await h.publish({ task_id: id });
-    await waitFor(() => h.eventsOf(id).some(terminal), "the failed event");
-    await sleep(600);
+    await waitFor(() => settled.length > 0 && h.eventsOf(id).some(terminal), "the failed event and the settled delivery");
     await w.stop();
+    // Acked on its first delivery: nats-server never delivers it again.
+    expect(settled).toEqual([{ msgId: id, deliveryCount: 1, outcome: { kind: "ack" } }]);
     expect(calls).toBe(1);
     expect(h.eventsOf(id).map((e) => [e.status, e.error ?? null])).toEqual([
       ["processing", null],
