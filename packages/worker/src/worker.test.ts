@@ -254,6 +254,24 @@ describe("createTaskWorker (in-process bus, fs blobs)", () => {
     expect(error).not.toMatch(/0x|\/tmp|\/work|10\.1|\bat\b|\n/);
   });
 
+  it("the retry reason handed to the bus (which a dead letter carries into the task error) is plain words too", async () => {
+    const h = await setup();
+    const { bus, settled } = recordingSettlements(h.bus);
+    const w = worker(
+      h,
+      async () => {
+        throw new RetryableTaskError("The speech service at 10.0.0.7:8000 failed: [http @ 0x7f00aa11bb22] reset\n    at fetch (node:internal/deps/undici:1:1)");
+      },
+      { bus },
+    );
+    await w.start();
+    const id = randomUUID();
+    await h.publish({ task_id: id });
+    await waitFor(() => settled.length > 0, "the first delivery to be settled");
+    await w.stop();
+    expect(settled[0]?.outcome).toMatchObject({ kind: "retry", reason: "The speech service at (address) failed: reset" });
+  });
+
   it("a redelivery opens with the progress its checkpoints show, not 0 (initialProgress)", async () => {
     const h = await setup({ queue: { backoffMs: [50] } });
     const opened: number[] = [];
@@ -418,7 +436,10 @@ describe("createTaskWorker (in-process bus, fs blobs)", () => {
     const id = randomUUID();
     await h.publish({ task_id: id });
     await waitFor(() => h.eventsOf(id).length === 1, "the processing event");
+    const stopStarted = performance.now();
     await w.stop({ graceMs: 200 });
+    // The grace period bounds the stop: a hang would not return (the bound is loose for loaded machines).
+    expect(performance.now() - stopStarted).toBeLessThan(5_000);
     expect(h.eventsOf(id).filter(terminal)).toEqual([]);
 
     const w2 = worker(h, async (_task, ctx) => ctx.resultKey("srt"));

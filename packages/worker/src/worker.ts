@@ -212,7 +212,8 @@ export function createTaskWorker<T extends { task_id: string }>(options: TaskWor
       } catch (error) {
         const delayMs = backoffFor(work.deliveryCount);
         dlog.error({ err: error, delayMs, event: what }, "could not publish the terminal event; retrying the task");
-        return outcome.retry(delayMs, `could not publish the ${what} event: ${errorMessage(error)}`);
+        // The reason travels with a dead letter into the task's error: plain words only.
+        return outcome.retry(delayMs, `the server could not record the ${what} state of the task.`);
       }
     };
 
@@ -249,7 +250,7 @@ export function createTaskWorker<T extends { task_id: string }>(options: TaskWor
         await events.abandon();
         const delayMs = verdict.retryAfterMs ?? backoffFor(work.deliveryCount);
         dlog[level]({ err: verdict.error, reason: verdict.reason, bug: verdict.bug, delayMs }, "task attempt failed; retrying");
-        return outcome.retry(delayMs, verdict.reason);
+        return outcome.retry(delayMs, plainReason(verdict.reason));
       }
       case "lease_lost": {
         await events.abandon();
@@ -284,8 +285,8 @@ export function createTaskWorker<T extends { task_id: string }>(options: TaskWor
     const taskId = work.data.task_id;
     const dlog = log.child({ taskId, subject: work.subject, deliveryCount: work.deliveryCount });
     if (!isValidTaskId(taskId)) {
-      dlog.error("work message with an unusable task id; dead-lettering it");
-      return outcome.term(`invalid task id ${JSON.stringify(taskId)}`);
+      dlog.error({ taskId: String(taskId).slice(0, 200) }, "work message with an unusable task id; dead-lettering it");
+      return outcome.term("the work message has an unusable task id.");
     }
     const events = new DeliveryEvents({ bus, kind, taskId, deliveryCount: work.deliveryCount, signal: work.signal, logger: dlog, intervalMs });
     let workDir: string | undefined;
