@@ -4,7 +4,7 @@
  * the original, encoded to MP3.
  *
  * Intermediate results are task checkpoints, so a redelivered task does not redo finished work:
- * `transcript.json` (segments and the original's duration: the input is not fetched again),
+ * `transcript.json` (segments and the decoded length of the original: the input is not fetched again),
  * `translation.json`, and one `clips/<n>.wav` per spoken segment.
  */
 import { mkdir, rm } from "node:fs/promises";
