@@ -5,6 +5,11 @@ import { z } from "zod";
 export const SERVICE_NAMES = ["gateway", "audiobook", "voice-stream", "subtitle", "synthesis"] as const;
 export type ServiceName = (typeof SERVICE_NAMES)[number];
 
+/** Default of MAX_MEDIA_SECONDS: two hours, a feature film. */
+export const DEFAULT_MAX_MEDIA_SECONDS = 7_200;
+/** Default of MAX_BOOK_CHARACTERS: a long novel (about 18 hours of speech). */
+export const DEFAULT_MAX_BOOK_CHARACTERS = 1_000_000;
+
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 
 export interface SeedKey {
@@ -138,6 +143,10 @@ export const EnvSchema = z
     WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(1),
     RATE_LIMIT_PER_MINUTE: wholeNumber(600, 1_000_000, true),
     RATE_LIMIT_BURST: wholeNumber(undefined, 1_000_000, false),
+    /** Longest media a voice stream (or subtitle task) accepts, in decoded seconds. */
+    MAX_MEDIA_SECONDS: z.coerce.number().int().min(1).max(7 * 24 * 3600).default(DEFAULT_MAX_MEDIA_SECONDS),
+    /** Most characters of text one audio book may have. */
+    MAX_BOOK_CHARACTERS: z.coerce.number().int().min(1).max(100_000_000).default(DEFAULT_MAX_BOOK_CHARACTERS),
     /** Set by pnpm to the directory the command was run from; relative paths resolve against it. */
     INIT_CWD: optionalString,
   })
@@ -197,6 +206,8 @@ export const EnvSchema = z
         env.RATE_LIMIT_PER_MINUTE === undefined
           ? undefined
           : { perMinute: env.RATE_LIMIT_PER_MINUTE, burst: env.RATE_LIMIT_BURST ?? Math.ceil(env.RATE_LIMIT_PER_MINUTE / 6) },
+      maxMediaSeconds: env.MAX_MEDIA_SECONDS,
+      maxBookCharacters: env.MAX_BOOK_CHARACTERS,
       openaiTts: env.OPENAI_BASE_URL
         ? { baseUrl: env.OPENAI_BASE_URL, apiKey: env.OPENAI_API_KEY, model: env.OPENAI_TTS_MODEL, voices: env.OPENAI_TTS_VOICES }
         : undefined,

@@ -175,14 +175,22 @@ export interface ExtractSpeechWavArgs {
   output: string;
   /** Default 16000 Hz, what speech recognisers expect. */
   sampleRate?: number;
+  /**
+   * Stop writing after this many seconds of decoded audio (`-t`), whatever the container claims:
+   * decoding a file whose real length is beyond a limit costs no more than the limit.
+   */
+  maxSeconds?: number;
 }
 
 /** 16 kHz (by default) mono 16-bit WAV of the first audio track of any media file, for recognition. */
 export function buildExtractSpeechWavArgs(spec: ExtractSpeechWavArgs): string[] {
+  const max = spec.maxSeconds;
+  if (max !== undefined && !(Number.isFinite(max) && max > 0)) throw new MediaRequestError("maxSeconds must be a positive number of seconds.");
   return [
     ...GLOBAL_ARGS,
     ...inputArgs(spec.input, UNTRUSTED_MEDIA_DEMUXERS),
     "-map", "0:a:0",
+    ...(max === undefined ? [] : ["-t", String(max)]),
     ...audioEncodeArgs("wav", { channels: 1, sampleRate: spec.sampleRate ?? 16000 }),
     ...outputArgs(spec.output),
   ];

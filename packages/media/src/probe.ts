@@ -17,6 +17,10 @@ export interface VideoStreamInfo {
 }
 
 export interface MediaInfo {
+  /**
+   * The length the container states (or, when it states none, the decoded length). Containers can lie:
+   * never size work or outputs of untrusted media from it; measure with `MediaToolkit.decodeAudio`.
+   */
   durationSeconds: number;
   /** ffprobe's format name, e.g. "wav", "mp3", "ogg", "mov,mp4,m4a,3gp,3g2,mj2". */
   format: string;

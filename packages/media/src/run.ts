@@ -35,10 +35,14 @@ export interface FfmpegRunResult {
   stderrTail: string[];
 }
 
-/** Turns ffmpeg's last stderr lines into an error code and a sentence a user can read. */
+/**
+ * Turns ffmpeg's last stderr lines into an error code and a sentence a user can read. The sentence
+ * never quotes stderr (it holds paths and heap addresses); the lines stay on the error for logs.
+ */
 export function describeFfmpegFailure(
   stderrTail: readonly string[],
   inputs: readonly string[] = [],
+  exitCode: number | null = null,
 ): { code: MediaErrorCode; reason: string } {
   const text = stderrTail.join("\n");
   const inputFailed = stderrTail.some((line) => inputs.some((input) => line.startsWith(`${input}: `)));
@@ -48,15 +52,17 @@ export function describeFfmpegFailure(
   if (/matches no streams|does not contain any stream|Output file #0 does not contain any stream/i.test(text)) {
     return { code: "MEDIA_NO_AUDIO", reason: "the file has no audio track that could be used" };
   }
-  if (/Invalid data found when processing input|could not find codec parameters|moov atom not found|EBML header parsing failed/i.test(text) || inputFailed) {
+  if (
+    /Invalid data found when processing input|could not find codec parameters|moov atom not found|EBML header parsing failed|Error while opening decoder for input stream|Decoder requires|unspecified number of channels|Invalid (?:sample rate|channel count|number of channels)/i.test(text) ||
+    inputFailed
+  ) {
     return { code: "MEDIA_UNREADABLE", reason: "the file is damaged or is not a media file" };
   }
   if (/No such file or directory/i.test(text)) {
     return { code: "MEDIA_UNREADABLE", reason: "a file it needed does not exist" };
   }
   if (/No space left on device/i.test(text)) return { code: "FFMPEG_FAILED", reason: "the disk is full" };
-  const last = stderrTail.at(-1);
-  return { code: "FFMPEG_FAILED", reason: last === undefined ? "it stopped without saying why" : `it reported: ${last}` };
+  return { code: "FFMPEG_FAILED", reason: exitCode === null ? "it stopped without saying why" : `it stopped with exit code ${exitCode}` };
 }
 
 /** Maps a finished process to an error, or undefined when it succeeded. */
@@ -77,7 +83,12 @@ export function ffmpegResultError(
   if (result.timedOut) return new FfmpegFailedError("FFMPEG_FAILED", `${what} took too long and was stopped.`, details);
   if (result.exitCode === 0) return undefined;
   const inputs = args.flatMap((arg, i) => (arg === "-i" && args[i + 1] !== undefined ? [args[i + 1] as string] : []));
-  const { code, reason } = describeFfmpegFailure(result.stderrTail, inputs);
+  const described = describeFfmpegFailure(result.stderrTail, inputs, result.exitCode);
+  // ffprobe reads exactly one file and writes none: when it exits with an error, that file cannot be read.
+  const { code, reason } =
+    program === "ffprobe" && described.code === "FFMPEG_FAILED" && result.exitCode !== null
+      ? { code: "MEDIA_UNREADABLE" as const, reason: "the file is damaged or is not a media file" }
+      : described;
   return new FfmpegFailedError(code, `${what} failed: ${reason}.`, details);
 }
 

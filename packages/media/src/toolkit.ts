@@ -41,6 +41,17 @@ export interface ClipInput extends Omit<ClipPlacement, "durationSeconds"> {
   durationSeconds?: number;
 }
 
+export interface DecodedAudio {
+  path: string;
+  /** Length of the decoded audio, in seconds (at most a little over `maxSeconds`). */
+  durationSeconds: number;
+  /** True when the media holds more than `maxSeconds` of audio (the WAV was cut just past the limit). */
+  overLimit: boolean;
+}
+
+/** Decoding stops this much past `maxSeconds`, so a file exactly at the limit is not refused. */
+const DECODE_LIMIT_MARGIN_SECONDS = 0.5;
+
 export interface PlaceClipsRequest extends OperationOptions {
   clips: readonly ClipInput[];
   /** Length of the resulting track (e.g. the video's duration). Clips past the end are cut. */
@@ -70,8 +81,15 @@ export interface MediaToolkit {
   concatAudio(request: { inputs: readonly string[]; outPath: string; format: AudioFormat; encode?: EncodeOptions; chunkDemuxers?: readonly string[] } & OperationOptions): Promise<string>;
   /** Places clips at their start times on a silent mono track; each clip keeps its own level. */
   placeClips(request: PlaceClipsRequest): Promise<{ path: string; droppedClips: number; truncatedClips: number }>;
-  /** 16 kHz mono WAV of any media's first audio track, for speech recognition. */
-  extractSpeechWav(request: { input: string; outPath: string; sampleRate?: number } & OperationOptions): Promise<string>;
+  /** 16 kHz mono WAV of any media's first audio track, for speech recognition (at most `maxSeconds` of it). */
+  extractSpeechWav(request: { input: string; outPath: string; sampleRate?: number; maxSeconds?: number } & OperationOptions): Promise<string>;
+  /**
+   * Decodes the first audio track of untrusted media to a mono WAV (16 kHz by default) and measures the
+   * decoded length: the length to trust, unlike `probe().durationSeconds`, which is what the container
+   * claims (a header can claim 600 s for 3 s of sound, or far more). With `maxSeconds`, decoding stops
+   * just past the limit and `overLimit` says the media is longer than it.
+   */
+  decodeAudio(request: { input: string; outPath: string; sampleRate?: number; maxSeconds?: number } & OperationOptions): Promise<DecodedAudio>;
   /** MP4 with subtitles burnt into the picture (optionally with a replacement audio track). */
   burnSubtitles(request: Omit<BurnSubtitlesArgs, "output"> & { outPath: string } & OperationOptions): Promise<string>;
   measureVolume(path: string, options?: { signal?: AbortSignal; demuxers?: readonly string[] }): Promise<VolumeStats>;
@@ -195,6 +213,17 @@ export function createMediaToolkit(binaries: FfmpegBinaries, logger: Logger): Me
     });
   };
 
+  const extractSpeechWav: MediaToolkit["extractSpeechWav"] = async (request) => {
+    await withTempOutput(request.outPath, (temp) =>
+      run(buildExtractSpeechWavArgs({ input: request.input, output: temp, sampleRate: request.sampleRate, maxSeconds: request.maxSeconds }), {
+        signal: request.signal,
+        onProgress: request.onProgress,
+        what: "Extracting the audio for recognition",
+      }),
+    );
+    return request.outPath;
+  };
+
   const encodedAudioDuration: MediaToolkit["encodedAudioDuration"] = async (path, format, options = {}) => {
     if (options.signal?.aborted) throw new MediaCancelledError("Measuring the audio duration");
     const read = await readEncodedAudioDuration(path, format).catch((error: unknown) => {
@@ -222,15 +251,13 @@ export function createMediaToolkit(binaries: FfmpegBinaries, logger: Logger): Me
     },
     concatAudio,
     placeClips,
-    async extractSpeechWav(request) {
-      await withTempOutput(request.outPath, (temp) =>
-        run(buildExtractSpeechWavArgs({ input: request.input, output: temp, sampleRate: request.sampleRate }), {
-          signal: request.signal,
-          onProgress: request.onProgress,
-          what: "Extracting the audio for recognition",
-        }),
-      );
-      return request.outPath;
+    extractSpeechWav,
+    async decodeAudio(request) {
+      const max = request.maxSeconds;
+      await extractSpeechWav({ ...request, ...(max === undefined ? {} : { maxSeconds: max + DECODE_LIMIT_MARGIN_SECONDS }) });
+      const durationSeconds = await readEncodedAudioDuration(request.outPath, "wav");
+      if (durationSeconds === undefined) throw new MediaError("FFMPEG_FAILED", "Decoding the audio failed: the decoded audio could not be measured.");
+      return { path: request.outPath, durationSeconds, overLimit: max !== undefined && durationSeconds > max };
     },
     async burnSubtitles(request) {
       const { outPath, signal, onProgress, ...spec } = request;

@@ -1,5 +1,8 @@
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { isBlobNotFoundError, type BlobSource, type BlobStore } from "@voiceloc/blobs";
+import type { Logger } from "@voiceloc/log";
+import type { z } from "zod";
 import { CheckpointNotFoundError } from "./errors.ts";
 import { checkpointKey, checkpointPrefix } from "./keys.ts";
 
@@ -19,6 +22,13 @@ export interface TaskCheckpoints {
   get(name: string): Promise<string>;
   /** Names of the stored checkpoints, sorted. */
   list(): Promise<string[]>;
+  /**
+   * A JSON checkpoint parsed through `schema`: undefined when it is absent, and also (logged) when it
+   * is not JSON or not of the schema's shape (written by another version: the step is redone).
+   */
+  readJson<S extends z.ZodType>(name: string, schema: S): Promise<z.output<S> | undefined>;
+  /** Stores `value` as a JSON checkpoint (write what the reading schema accepts). */
+  putJson(name: string, value: unknown): Promise<void>;
 }
 
 export interface CheckpointsOptions {
@@ -29,12 +39,14 @@ export interface CheckpointsOptions {
   signal: AbortSignal;
   /** Called after each put (an in-progress ack). */
   working: () => void;
+  /** Where unreadable checkpoints are reported. */
+  logger?: Logger;
 }
 
 export function createCheckpoints(options: CheckpointsOptions): TaskCheckpoints {
   const { blobs, taskId, localDir, signal, working } = options;
   const prefix = checkpointPrefix(taskId);
-  return {
+  const checkpoints: TaskCheckpoints = {
     has(name) {
       return blobs.exists(checkpointKey(taskId, name));
     },
@@ -57,7 +69,33 @@ export function createCheckpoints(options: CheckpointsOptions): TaskCheckpoints 
       const keys = await blobs.list(prefix);
       return keys.map((key) => key.slice(prefix.length));
     },
+    async readJson(name, schema) {
+      let path: string;
+      try {
+        path = await checkpoints.get(name);
+      } catch (error) {
+        if (error instanceof CheckpointNotFoundError) return undefined;
+        throw error;
+      }
+      let value: unknown;
+      try {
+        value = JSON.parse(await readFile(path, "utf8"));
+      } catch (error) {
+        options.logger?.warn({ err: error, checkpoint: name }, "checkpoint is not JSON; redoing its step");
+        return undefined;
+      }
+      const parsed = schema.safeParse(value);
+      if (!parsed.success) {
+        options.logger?.warn({ checkpoint: name, issues: parsed.error.issues.slice(0, 5) }, "checkpoint of another shape; redoing its step");
+        return undefined;
+      }
+      return parsed.data;
+    },
+    putJson(name, value) {
+      return checkpoints.put(name, Buffer.from(JSON.stringify(value), "utf8"));
+    },
   };
+  return checkpoints;
 }
 
 /** Deletes every checkpoint blob of the task; resolves to the number deleted. */

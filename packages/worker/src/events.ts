@@ -21,8 +21,19 @@ export type TerminalEvent =
   | { status: "failed"; error: string };
 
 /**
- * The events of one delivery of one task: the opening `processing` event, throttled progress and the
- * terminal event, published one after another (in order) with rising sequence numbers (see seq.ts).
+ * The events of one delivery of one task, published one after another (in order) with rising sequence
+ * numbers (see seq.ts):
+ *
+ * 1. the opening `processing` event: the delivery has started. Its progress is what is already done
+ *    (the handler's `initialProgress`, computed from the checkpoints of earlier deliveries; 0 for a
+ *    fresh task), so a redelivery does not claim to start from nothing;
+ * 2. `processing` events as the handler reports progress: throttled, never below the opening value
+ *    or an earlier report of this delivery;
+ * 3. one terminal event: `completed` (progress 100) or `failed` (the last progress, and the reason).
+ *
+ * A later delivery's events outrank an earlier one's by seq; its progress may still be lower than
+ * what an earlier delivery reported (work not checkpointed is redone), so consumers that show progress
+ * keep the highest value seen for a task (the gateway's projection does).
  */
 export class DeliveryEvents {
   private readonly subject: string;
@@ -45,10 +56,15 @@ export class DeliveryEvents {
     return this.lastPercent;
   }
 
-  /** Publishes the opening `processing` event (progress 0); throws when publishing fails. */
-  async start(): Promise<void> {
+  /**
+   * Publishes the opening `processing` event with the progress already done (clamped to 0–99);
+   * throws when publishing fails.
+   */
+  async start(initialPercent = 0): Promise<void> {
+    const percent = typeof initialPercent === "number" && Number.isFinite(initialPercent) ? Math.min(99, Math.max(0, initialPercent)) : 0;
+    this.lastPercent = percent;
     this.lastAt = Date.now();
-    await this.publish(this.event("processing", 0, this.nextSeq(false) ?? SEQ_DELIVERY_SPAN - 1));
+    await this.publish(this.event("processing", percent, this.nextSeq(false) ?? SEQ_DELIVERY_SPAN - 1));
   }
 
   /**

@@ -1,5 +1,6 @@
 export {
   createTaskWorker,
+  type ResumeContext,
   type TaskContext,
   type TaskHandler,
   type TaskResult,
@@ -19,3 +20,14 @@ export {
 } from "./errors.ts";
 export { checkpointKey, checkpointPrefix, isValidTaskId, resultKeyFor } from "./keys.ts";
 export { SEQ_DELIVERY_SPAN, taskEventSeq } from "./seq.ts";
+export {
+  classifyFailure,
+  INTERNAL_ERROR_REASON,
+  NO_SPEECH_MESSAGE,
+  NOT_MEDIA,
+  taskFailure,
+  type FailureClass,
+  type FailureScope,
+  type TaskFailure,
+} from "./policy.ts";
+export { MAX_REASON_CHARS, plainReason } from "./reason.ts";

@@ -8,7 +8,7 @@ import { TaskInputError } from "./errors.ts";
 import { checkpointPrefix } from "./keys.ts";
 import { SEQ_DELIVERY_SPAN } from "./seq.ts";
 import { createTaskWorker, type TaskHandler, type TaskWorker } from "./worker.ts";
-import { createHarness, sleep, waitFor, TestTaskSchema, type Harness, type TestTask } from "./testing/harness.ts";
+import { createHarness, recordingSettlements, waitFor, TestTaskSchema, type Harness, type TestTask } from "./testing/harness.ts";
 
 let server: NatsServerHandle;
 beforeAll(async () => {
@@ -30,8 +30,18 @@ async function setup(name: string): Promise<Harness> {
   return h;
 }
 
-function worker(h: Harness, handle: TaskHandler<TestTask>): TaskWorker {
-  const w = createTaskWorker({ bus: h.bus, blobs: h.blobs, kind: "audiobook", queue: h.queue, schema: TestTaskSchema, logger: silentLogger(), handle });
+function worker(h: Harness, handle: TaskHandler<TestTask>, bus = h.bus): TaskWorker {
+  const w = createTaskWorker({
+    bus,
+    blobs: h.blobs,
+    kind: "audiobook",
+    queue: h.queue,
+    schema: TestTaskSchema,
+    logger: silentLogger(),
+    handle,
+    // Parts already checkpointed, 20 % each.
+    initialProgress: async (_task, ctx) => (await ctx.checkpoints.list()).length * 20,
+  });
   cleanups.push(() => w.stop({ graceMs: 5_000 }));
   return w;
 }
@@ -39,7 +49,7 @@ function worker(h: Harness, handle: TaskHandler<TestTask>): TaskWorker {
 const terminal = (e: TaskEvent) => e.status === "completed" || e.status === "failed";
 
 describe("createTaskWorker over nats-server", () => {
-  it("retries after a crash, resumes from checkpoints and completes with rising seq", async () => {
+  it("retries after a crash, resumes from checkpoints (opening at the progress done) and completes with rising seq", async () => {
     const h = await setup("nats-resume");
     const ran: number[] = [];
     const w = worker(h, async (_task, ctx) => {
@@ -63,7 +73,9 @@ describe("createTaskWorker over nats-server", () => {
     expect(ran).toEqual([1, 2, 3, 4]);
     const events = h.eventsOf(id);
     for (let i = 1; i < events.length; i++) expect(events[i]!.seq).toBeGreaterThan(events[i - 1]!.seq);
-    expect(events[0]).toMatchObject({ status: "processing", seq: SEQ_DELIVERY_SPAN });
+    expect(events[0]).toMatchObject({ status: "processing", seq: SEQ_DELIVERY_SPAN, progress: 0 });
+    // The redelivery opens at the two parts already stored, not at 0.
+    expect(events.find((e) => e.seq === 2 * SEQ_DELIVERY_SPAN)).toMatchObject({ status: "processing", progress: 40 });
     expect(events.at(-1)).toMatchObject({ status: "completed", progress: 100, result_key: `results/audiobook/${id}.mp3` });
     expect(Math.floor(events.at(-1)!.seq / SEQ_DELIVERY_SPAN)).toBe(2);
     expect(await h.blobs.list(checkpointPrefix(id))).toEqual([]);
@@ -71,17 +83,23 @@ describe("createTaskWorker over nats-server", () => {
 
   it("a TaskInputError fails the task once, without redelivery", async () => {
     const h = await setup("nats-input");
+    const { bus, settled } = recordingSettlements(h.bus);
     let calls = 0;
-    const w = worker(h, async () => {
-      calls++;
-      throw new TaskInputError("The audio file could not be read.");
-    });
+    const w = worker(
+      h,
+      async () => {
+        calls++;
+        throw new TaskInputError("The audio file could not be read.");
+      },
+      bus,
+    );
     await w.start();
     const id = randomUUID();
     await h.publish({ task_id: id });
-    await waitFor(() => h.eventsOf(id).some(terminal), "the failed event");
-    await sleep(600);
+    await waitFor(() => settled.length > 0 && h.eventsOf(id).some(terminal), "the failed event and the settled delivery");
     await w.stop();
+    // Acked on its first delivery: nats-server never delivers it again.
+    expect(settled).toEqual([{ msgId: id, deliveryCount: 1, outcome: { kind: "ack" } }]);
     expect(calls).toBe(1);
     expect(h.eventsOf(id).map((e) => [e.status, e.error ?? null])).toEqual([
       ["processing", null],

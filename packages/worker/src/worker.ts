@@ -16,15 +16,11 @@ import type { BlobStore } from "@voiceloc/blobs";
 import type { TaskKind } from "@voiceloc/contracts";
 import type { Logger } from "@voiceloc/log";
 import { cleanupCheckpoints, createCheckpoints, type TaskCheckpoints } from "./checkpoints.ts";
-import {
-  InvalidWorkerArgumentError,
-  RetryableTaskError,
-  TaskInputError,
-  WorkerStoppedError,
-  errorMessage,
-} from "./errors.ts";
+import { InvalidWorkerArgumentError, TaskInputError, WorkerStoppedError, errorMessage } from "./errors.ts";
 import { DeliveryEvents } from "./events.ts";
 import { isValidTaskId, resultKeyFor } from "./keys.ts";
+import { classifyFailure } from "./policy.ts";
+import { plainReason } from "./reason.ts";
 
 /** What a handler returns on success: blob keys carried by the `completed` event. */
 export interface TaskResult {
@@ -65,11 +61,22 @@ export interface TaskContext {
 }
 
 /**
- * Does the work of one task. Return the result keys on success; throw a TaskInputError when the input is
- * at fault (fails the task at once), a RetryableTaskError or anything else to retry with back-off.
- * A bare string is shorthand for `{ resultKey }`.
+ * Does the work of one task. Return the result keys on success; throw to fail the delivery. What a
+ * thrown error means is decided by the one failure policy (`classifyFailure`, policy.ts): engine,
+ * media, fetch, storage and bus errors are classified by their codes; a TaskInputError fails the task
+ * at once, a RetryableTaskError is retried with back-off, anything unknown is a bug (retried, reported
+ * as an internal error). A bare string is shorthand for `{ resultKey }`.
  */
 export type TaskHandler<T> = (task: T, ctx: TaskContext) => Promise<TaskResult | string>;
+
+/** What `initialProgress` may read: the task's checkpoints, before the opening event is published. */
+export interface ResumeContext {
+  taskId: string;
+  deliveryCount: number;
+  checkpoints: TaskCheckpoints;
+  logger: Logger;
+  signal: AbortSignal;
+}
 
 export interface TaskWorkerOptions<T extends { task_id: string }> {
   bus: Bus;
@@ -83,6 +90,13 @@ export interface TaskWorkerOptions<T extends { task_id: string }> {
   /** Tasks handled at once by this worker. Default 1. */
   concurrency?: number;
   handle: TaskHandler<T>;
+  /**
+   * The percent already done, from the checkpoints of earlier deliveries; it becomes the progress of
+   * the delivery's opening event (0 without it). Keep it cheap (it runs before the handler) and never
+   * above what the handler's own reports would say for the same checkpoints. Errors are logged and
+   * count as 0.
+   */
+  initialProgress?: (task: T, ctx: ResumeContext) => Promise<number> | number;
   /** Minimum time between two progress events of a delivery. Default 250 ms. */
   progressIntervalMs?: number;
   /** Parent of the per-delivery work dirs. Default the OS temp dir. */
@@ -104,8 +118,8 @@ export interface TaskWorker {
 /** How one delivery ended, before settling; the closed set the runtime switches over. */
 type Verdict =
   | { kind: "completed"; result: TaskResult }
-  | { kind: "input_error"; error: TaskInputError }
-  | { kind: "error"; error: unknown; retryAfterMs: number | undefined }
+  | { kind: "input_error"; error: unknown; reason: string }
+  | { kind: "error"; error: unknown; reason: string; retryAfterMs: number | undefined; bug: boolean }
   | { kind: "lease_lost"; reason: unknown }
   | { kind: "stopping"; error: unknown };
 
@@ -135,10 +149,20 @@ function toResult(value: unknown): TaskResult | undefined {
 function classify(error: unknown, signal: AbortSignal): Verdict {
   const aborted = abortCode(signal);
   if (aborted === "lease_expired") return { kind: "lease_lost", reason: signal.reason };
-  if (error instanceof TaskInputError) return { kind: "input_error", error };
-  if (signal.aborted) return { kind: "stopping", error };
-  if (error instanceof RetryableTaskError) return { kind: "error", error, retryAfterMs: error.retryAfterMs };
-  return { kind: "error", error, retryAfterMs: undefined };
+  if (signal.aborted && !(error instanceof TaskInputError)) return { kind: "stopping", error };
+  const failure = classifyFailure(error);
+  switch (failure.class) {
+    case "input":
+      return { kind: "input_error", error, reason: failure.reason };
+    case "retryable":
+      return { kind: "error", error, reason: failure.reason, retryAfterMs: failure.retryAfterMs, bug: false };
+    case "bug":
+      return { kind: "error", error, reason: failure.reason, retryAfterMs: undefined, bug: true };
+    default: {
+      const unreachable: never = failure;
+      throw new Error(`unhandled failure ${JSON.stringify(unreachable)}`);
+    }
+  }
 }
 
 /**
@@ -147,9 +171,9 @@ function classify(error: unknown, signal: AbortSignal): Verdict {
  * every delivery explicitly:
  *
  * - success → `completed` event (progress 100, result keys), checkpoints deleted, ack;
- * - TaskInputError → `failed` event with its message, checkpoints deleted, ack (no retry);
- * - any other error → retry after the queue's back-off; on the last delivery a `failed` event
- *   ("… could not be completed after N attempts: <message>"), checkpoints deleted, ack;
+ * - an input failure (policy.ts) → `failed` event with its plain reason, checkpoints deleted, ack (no retry);
+ * - a retryable failure or a bug → retry after the queue's back-off; on the last delivery a `failed`
+ *   event ("… could not be completed after N attempts: <reason>"), checkpoints deleted, ack;
  * - lease lost → nothing more is published (the redelivery owns the task);
  * - aborted by stop() → retried promptly (on the last delivery the bus dead-letters it).
  *
@@ -176,7 +200,7 @@ export function createTaskWorker<T extends { task_id: string }>(options: TaskWor
       const deleted = await cleanupCheckpoints(blobs, taskId);
       if (deleted > 0) dlog.debug({ deleted }, "checkpoints deleted");
     } catch (error) {
-      dlog.warn({ err: error }, `could not delete checkpoints: ${errorMessage(error)}`);
+      dlog.warn({ err: error }, "could not delete checkpoints");
     }
   }
 
@@ -187,10 +211,14 @@ export function createTaskWorker<T extends { task_id: string }>(options: TaskWor
         return undefined;
       } catch (error) {
         const delayMs = backoffFor(work.deliveryCount);
-        dlog.error({ err: error, delayMs }, `could not publish the ${what} event; retrying the task: ${errorMessage(error)}`);
-        return outcome.retry(delayMs, `could not publish the ${what} event: ${errorMessage(error)}`);
+        dlog.error({ err: error, delayMs, event: what }, "could not publish the terminal event; retrying the task");
+        // The reason travels with a dead letter into the task's error: plain words only.
+        return outcome.retry(delayMs, `the server could not record the ${what} state of the task.`);
       }
     };
+
+    /** The one place a failure is written: always plain words (reason.ts). */
+    const fail = (reason: string) => terminal(() => events.finish({ status: "failed", error: plainReason(reason) }), "failed");
 
     switch (verdict.kind) {
       case "completed": {
@@ -204,26 +232,25 @@ export function createTaskWorker<T extends { task_id: string }>(options: TaskWor
         return outcome.ack();
       }
       case "input_error": {
-        const failedPublish = await terminal(() => events.finish({ status: "failed", error: verdict.error.message }), "failed");
+        const failedPublish = await fail(verdict.reason);
         if (failedPublish) return failedPublish;
         await deleteCheckpoints(taskId, dlog);
-        dlog.info({ reason: verdict.error.message }, "task failed: its input is at fault");
+        dlog.info({ reason: verdict.reason, err: verdict.error }, "task failed: its input is at fault");
         return outcome.ack();
       }
       case "error": {
-        const message = errorMessage(verdict.error);
+        const level = verdict.bug ? "error" : "warn";
         if (work.lastAttempt) {
-          const reason = `${KIND_LABELS[kind]} could not be completed after ${work.deliveryCount} attempts: ${message}`;
-          const failedPublish = await terminal(() => events.finish({ status: "failed", error: reason }), "failed");
+          const failedPublish = await fail(`${KIND_LABELS[kind]} could not be completed after ${work.deliveryCount} attempts: ${verdict.reason}`);
           if (failedPublish) return failedPublish;
           await deleteCheckpoints(taskId, dlog);
-          dlog.error({ err: verdict.error }, `task failed on its last attempt: ${message}`);
+          dlog.error({ err: verdict.error, reason: verdict.reason, bug: verdict.bug }, "task failed on its last attempt");
           return outcome.ack();
         }
         await events.abandon();
         const delayMs = verdict.retryAfterMs ?? backoffFor(work.deliveryCount);
-        dlog.warn({ err: verdict.error, delayMs }, `task attempt failed; retrying: ${message}`);
-        return outcome.retry(delayMs, message);
+        dlog[level]({ err: verdict.error, reason: verdict.reason, bug: verdict.bug, delayMs }, "task attempt failed; retrying");
+        return outcome.retry(delayMs, plainReason(verdict.reason));
       }
       case "lease_lost": {
         await events.abandon();
@@ -243,12 +270,23 @@ export function createTaskWorker<T extends { task_id: string }>(options: TaskWor
     }
   }
 
+  async function resumedProgress(task: T, ctx: ResumeContext): Promise<number> {
+    if (options.initialProgress === undefined) return 0;
+    try {
+      const percent = await options.initialProgress(task, ctx);
+      return typeof percent === "number" && Number.isFinite(percent) ? percent : 0;
+    } catch (error) {
+      ctx.logger.warn({ err: error }, "could not compute the progress already done; opening at 0");
+      return 0;
+    }
+  }
+
   async function handleDelivery(work: WorkContext<T>): Promise<WorkOutcome> {
     const taskId = work.data.task_id;
     const dlog = log.child({ taskId, subject: work.subject, deliveryCount: work.deliveryCount });
     if (!isValidTaskId(taskId)) {
-      dlog.error("work message with an unusable task id; dead-lettering it");
-      return outcome.term(`invalid task id ${JSON.stringify(taskId)}`);
+      dlog.error({ taskId: String(taskId).slice(0, 200) }, "work message with an unusable task id; dead-lettering it");
+      return outcome.term("the work message has an unusable task id.");
     }
     const events = new DeliveryEvents({ bus, kind, taskId, deliveryCount: work.deliveryCount, signal: work.signal, logger: dlog, intervalMs });
     let workDir: string | undefined;
@@ -256,9 +294,11 @@ export function createTaskWorker<T extends { task_id: string }>(options: TaskWor
       let verdict: Verdict;
       try {
         workDir = await mkdtemp(join(workRoot, `voiceloc-${kind}-`));
-        await events.start();
-        dlog.debug({ lastAttempt: work.lastAttempt }, "task delivery started");
         const dir = workDir;
+        const checkpoints = createCheckpoints({ blobs, taskId, localDir: dir, signal: work.signal, working: () => work.working(), logger: dlog });
+        const initial = await resumedProgress(work.data, { taskId, deliveryCount: work.deliveryCount, checkpoints, logger: dlog, signal: work.signal });
+        await events.start(initial);
+        dlog.debug({ lastAttempt: work.lastAttempt, initialProgress: initial }, "task delivery started");
         const ctx: TaskContext = {
           taskId,
           kind,
@@ -269,14 +309,14 @@ export function createTaskWorker<T extends { task_id: string }>(options: TaskWor
           workDir: dir,
           progress: (percent, stage) => events.progress(percent, stage),
           working: () => work.working(),
-          checkpoints: createCheckpoints({ blobs, taskId, localDir: dir, signal: work.signal, working: () => work.working() }),
+          checkpoints,
           resultKey: (ext) => resultKeyFor(kind, taskId, ext),
         };
         const returned: unknown = await handle(work.data, ctx);
         const result = toResult(returned);
         verdict =
           result === undefined
-            ? { kind: "error", error: new InvalidWorkerArgumentError(`handler returned an invalid result: ${errorMessage(returned)}`), retryAfterMs: undefined }
+            ? classify(new InvalidWorkerArgumentError(`handler returned an invalid result: ${errorMessage(returned)}`), work.signal)
             : { kind: "completed", result };
       } catch (error) {
         verdict = classify(error, work.signal);
@@ -287,7 +327,7 @@ export function createTaskWorker<T extends { task_id: string }>(options: TaskWor
       await events.abandon();
       if (workDir !== undefined) {
         await rm(workDir, { recursive: true, force: true }).catch((error: unknown) => {
-          dlog.warn({ err: error, workDir }, `could not remove the work dir: ${errorMessage(error)}`);
+          dlog.warn({ err: error, workDir }, "could not remove the work dir");
         });
       }
     }

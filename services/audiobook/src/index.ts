@@ -1,4 +1,5 @@
 export {
+  audioBookResumedProgress,
   chunkCheckpoint,
   createAudioBookService,
   type AudioBookFetchOptions,

@@ -1,6 +1,6 @@
 import { symlink, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { checkpointPrefix } from "@voiceloc/worker";
+import { checkpointPrefix, SEQ_DELIVERY_SPAN } from "@voiceloc/worker";
 import type { TaskEvent } from "@voiceloc/contracts";
 import type { MtRegistry } from "@voiceloc/engines";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -144,7 +144,7 @@ describe("audio book service (in-process bus, fs blobs, real engines and ffmpeg)
     expect((await h.waitForEnd(clone)).error).toMatch(/Voice cloning is not available/);
   });
 
-  it("resumes a book whose worker stopped mid-way, without speaking finished chunks again", async () => {
+  it("resumes a book whose worker stopped mid-way, without speaking finished chunks again; resume progress opens at the chunks done", async () => {
     const h = await harness();
     const spoken: Array<{ run: number; index: number; total: number }> = [];
     let stopping: Promise<void> | undefined;
@@ -162,7 +162,8 @@ describe("audio book service (in-process bus, fs blobs, real engines and ffmpeg)
     await stopping;
     expect(h.eventsOf(id).some(isTerminal)).toBe(false);
     const checkpoints = await h.blobs.list(checkpointPrefix(id));
-    expect(checkpoints.filter((k) => k.endsWith(".mp3")).length).toBe(spoken.length);
+    const stored = checkpoints.filter((k) => k.endsWith(".mp3")).length;
+    expect(stored).toBe(spoken.length);
 
     await started(h, { chunkChars: 300, onChunkDone: ({ index, total }) => void spoken.push({ run: 2, index, total }) });
     const end = await h.waitForEnd(id);
@@ -178,6 +179,10 @@ describe("audio book service (in-process bus, fs blobs, real engines and ffmpeg)
     const events = h.eventsOf(id);
     expectRisingSeq(events);
     expect(events.filter(isTerminal)).toHaveLength(1);
+    // The redelivery's opening event reports the chunks already spoken (20–95 is the speaking band), not 0.
+    const reopened = events.find((e) => Math.floor(e.seq / SEQ_DELIVERY_SPAN) === 2);
+    expect(reopened?.status).toBe("processing");
+    expect(reopened?.progress).toBeCloseTo(20 + (75 * stored) / total, 5);
     const seconds = await resultSeconds(h, end.result_key!);
     expect(seconds * 1000 / normaliseText(ENGLISH_BOOK.slice(0, 2_400)).length).toBeGreaterThan(40);
   });
@@ -214,5 +219,19 @@ describe("audio book service (in-process bus, fs blobs, real engines and ffmpeg)
     expect(translated.map((t) => t.text).sort()).toEqual([...parts].sort());
     expect(translated.every((t) => t.run === 1)).toBe(true);
     expect(spoken).toBeGreaterThan(1);
+  });
+
+  it("MAX_BOOK_CHARACTERS: a longer book fails on its first delivery with a reason naming the limit", async () => {
+    const h = await harness();
+    await started(h, { maxBookCharacters: 100 });
+    const long = await h.publish({ file: await h.writeInput("long.txt", SHORT_ENGLISH) });
+    const short = await h.publish({ file: await h.writeInput("short.txt", "A short book that fits.") });
+    const end = await h.waitForEnd(long);
+    expect(end.status).toBe("failed");
+    expect(end.error).toBe(
+      `The book has ${[...normaliseText(SHORT_ENGLISH)].length} characters, more than the 100 this server accepts for one audio book (MAX_BOOK_CHARACTERS).`,
+    );
+    expect(Math.floor(end.seq / SEQ_DELIVERY_SPAN)).toBe(1);
+    expect(await h.waitForEnd(short)).toMatchObject({ status: "completed" });
   });
 });

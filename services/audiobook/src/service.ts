@@ -4,19 +4,22 @@ import type { BlobStore } from "@voiceloc/blobs";
 import type { Bus, StopOptions } from "@voiceloc/bus";
 import { AudioBookWorkSchema, STREAMS, WORK_QUEUES, type AudioBookWork } from "@voiceloc/contracts";
 import type { MtRegistry, ResolvedVoice, TtsRegistry } from "@voiceloc/engines";
-import { fetchToFile, FetchRefusedError, type ObjectStoreOptions } from "@voiceloc/fetch";
+import { DEFAULT_MAX_BOOK_CHARACTERS } from "@voiceloc/config";
+import { fetchToFile, type ObjectStoreOptions } from "@voiceloc/fetch";
 import type { Logger } from "@voiceloc/log";
-import { WAV_DEMUXERS, type MediaToolkit } from "@voiceloc/media";
+import { MediaError, WAV_DEMUXERS, type MediaToolkit } from "@voiceloc/media";
 import {
   checkpointKey,
   createTaskWorker,
-  RetryableTaskError,
   TaskInputError,
+  taskFailure,
   WorkerStoppedError,
+  type ResumeContext,
   type TaskContext,
   type TaskResult,
   type TaskWorker,
 } from "@voiceloc/worker";
+import { z } from "zod";
 import { joinMp3Chunks } from "./join.ts";
 import { coreCount, runPool } from "./pool.ts";
 import { BookTextError, chunkText, decodeText, hasWords, normaliseText, speakableText } from "./text.ts";
@@ -62,6 +65,11 @@ export interface AudioBookServiceOptions {
   /** Parent of the per-delivery work dirs. Default the OS temp dir. */
   workRoot?: string;
   /**
+   * Most characters of text (after normalising) one book may have (MAX_BOOK_CHARACTERS); a longer
+   * book fails with a reason naming the limit. Default DEFAULT_MAX_BOOK_CHARACTERS (config).
+   */
+  maxBookCharacters?: number;
+  /**
    * Test seam: called once a chunk's MP3 is stored as a checkpoint. A rejection fails the delivery
    * like an engine failure would (the task is retried and resumes from its checkpoints).
    */
@@ -91,27 +99,41 @@ const pad = (i: number) => String(i).padStart(5, "0");
 export const chunkCheckpoint = (index: number) => `chunk-${pad(index)}.mp3`;
 const translationCheckpoint = (i: number) => `translation-${pad(i)}.txt`;
 
-interface Plan {
-  voice: string;
-  chunkChars: number;
-  chunks: number;
-}
+/** `plan.json`: how the spoken text was cut and voiced, so a redelivery's chunks join the earlier ones. */
+const PlanSchema = z.object({
+  voice: z.string().min(1),
+  chunkChars: z.number().int().positive(),
+  chunks: z.number().int().positive(),
+});
+type Plan = z.infer<typeof PlanSchema>;
 
-function errorCode(error: unknown): string | undefined {
-  const code = (error as { code?: unknown } | null | undefined)?.code;
-  return typeof code === "string" ? code : undefined;
-}
+const isChunk = (name: string) => /^chunk-\d+\.mp3$/.test(name);
+const isTranslation = (name: string) => /^translation-\d+\.txt$/.test(name);
 
-function isRetryable(error: unknown): boolean {
-  return (error as { retryable?: unknown } | null | undefined)?.retryable === true;
-}
+/** Progress (percent) of translating `done` of `total` parts. */
+const translatingProgress = (done: number, total: number) => P_TEXT + ((P_TRANSLATED - P_TEXT) * done) / Math.max(1, total);
+/** Progress (percent) of speaking `done` of `total` chunks. */
+const speakingProgress = (done: number, total: number) => P_TRANSLATED + ((P_SPOKEN - P_TRANSLATED) * done) / Math.max(1, total);
 
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+/**
+ * Progress already done by earlier deliveries, from the checkpoints: the text (5), the translated parts
+ * (5–20), the spoken chunks of the stored plan (20–95). The handler reports the same values as it goes.
+ */
+export async function audioBookResumedProgress(
+  task: AudioBookWork,
+  ctx: Pick<ResumeContext, "checkpoints">,
+  chunkChars: number = DEFAULT_CHUNK_CHARS,
+): Promise<number> {
+  const names = await ctx.checkpoints.list();
+  if (!names.includes(TEXT_CHECKPOINT)) return 0;
+  const plan = names.includes(PLAN_CHECKPOINT) ? await ctx.checkpoints.readJson(PLAN_CHECKPOINT, PlanSchema) : undefined;
+  if (plan !== undefined) return speakingProgress(Math.min(plan.chunks, names.filter(isChunk).length), plan.chunks);
+  const translated = names.filter(isTranslation).length;
+  if (task.source_language === task.target_language || translated === 0) return P_TEXT;
+  const text = await readFile(await ctx.checkpoints.get(TEXT_CHECKPOINT), "utf8");
+  const parts = chunkText(text, chunkChars).length;
+  return translatingProgress(Math.min(parts, translated), parts);
 }
-
-/** Voice and language problems the person who submitted the book can fix. */
-const VOICE_INPUT_CODES = new Set(["LANGUAGE_NOT_SUPPORTED", "UNKNOWN_VOICE", "VOICE_LANGUAGE_MISMATCH"]);
 
 /**
  * The audio book worker: text file → (translation) → speech, chunk by chunk on every core, each
@@ -124,14 +146,14 @@ export function createAudioBookService(options: AudioBookServiceOptions): AudioB
   const parallelism = Math.max(1, Math.floor(options.parallelism ?? coreCount()));
   const chunkChars = Math.max(200, Math.floor(options.chunkChars ?? DEFAULT_CHUNK_CHARS));
   const bitrateKbps = options.bitrateKbps ?? 128;
+  const maxBookCharacters = options.maxBookCharacters ?? DEFAULT_MAX_BOOK_CHARACTERS;
   const queue = WORK_QUEUES.audiobook;
 
   function resolveVoice(task: AudioBookWork): ResolvedVoice {
     try {
       return tts.resolve(task.target_language, task.preset_voice_name ?? undefined);
     } catch (error) {
-      if (VOICE_INPUT_CODES.has(errorCode(error) ?? "")) throw new TaskInputError(messageOf(error), { cause: error });
-      throw error;
+      throw taskFailure(error);
     }
   }
 
@@ -140,15 +162,26 @@ export function createAudioBookService(options: AudioBookServiceOptions): AudioB
     try {
       mt.resolve(task.source_language, task.target_language);
     } catch (error) {
-      if (errorCode(error) === "TRANSLATION_NOT_SUPPORTED") throw new TaskInputError(messageOf(error), { cause: error });
-      throw error;
+      throw taskFailure(error);
+    }
+  }
+
+  /** A book over MAX_BOOK_CHARACTERS fails, naming the limit. */
+  function checkLength(text: string): void {
+    const chars = [...text].length;
+    if (chars > maxBookCharacters) {
+      throw new TaskInputError(
+        `The book has ${chars} characters, more than the ${maxBookCharacters} this server accepts for one audio book (MAX_BOOK_CHARACTERS).`,
+      );
     }
   }
 
   /** Step 1: the normalised text, from its checkpoint or fetched, decoded and normalised. */
   async function loadText(task: AudioBookWork, ctx: TaskContext): Promise<string> {
     if (await ctx.checkpoints.has(TEXT_CHECKPOINT)) {
-      return readFile(await ctx.checkpoints.get(TEXT_CHECKPOINT), "utf8");
+      const saved = await readFile(await ctx.checkpoints.get(TEXT_CHECKPOINT), "utf8");
+      checkLength(saved);
+      return saved;
     }
     let path: string;
     try {
@@ -164,12 +197,7 @@ export function createAudioBookService(options: AudioBookServiceOptions): AudioB
       });
       path = fetched.path;
     } catch (error) {
-      if (error instanceof FetchRefusedError) {
-        if (error.code === "cancelled") throw error;
-        if (error.retryable) throw new RetryableTaskError(error.message, { cause: error });
-        throw new TaskInputError(error.message, { cause: error });
-      }
-      throw error;
+      throw taskFailure(error, { scope: "input" });
     }
     let text: string;
     try {
@@ -182,6 +210,7 @@ export function createAudioBookService(options: AudioBookServiceOptions): AudioB
     }
     if (text === "") throw new TaskInputError("The file contains no text.");
     if (!hasWords(text)) throw new TaskInputError("The file contains no words to read aloud: it has no letters or digits.");
+    checkLength(text);
     await ctx.checkpoints.put(TEXT_CHECKPOINT, Buffer.from(text, "utf8"));
     return text;
   }
@@ -194,7 +223,7 @@ export function createAudioBookService(options: AudioBookServiceOptions): AudioB
     const translated: string[] = new Array<string>(chunks.length).fill("");
     const stored = new Set(await ctx.checkpoints.list());
     let done = 0;
-    const report = () => ctx.progress(P_TEXT + ((P_TRANSLATED - P_TEXT) * done) / Math.max(1, chunks.length), "translating");
+    const report = () => ctx.progress(translatingProgress(done, chunks.length), "translating");
     await runPool(
       chunks.map((_, i) => i),
       parallelism,
@@ -208,13 +237,7 @@ export function createAudioBookService(options: AudioBookServiceOptions): AudioB
             out = await mt.translate({ text: chunks[i] ?? "", source, target, signal });
           } catch (error) {
             if (signal.aborted) throw error;
-            if (errorCode(error) === "TRANSLATION_NOT_SUPPORTED") throw new TaskInputError(messageOf(error), { cause: error });
-            const message = `Translating part ${i + 1} of ${chunks.length} of the text failed: ${messageOf(error)}`;
-            if (isRetryable(error)) {
-              const after = (error as { retryAfterMs?: unknown }).retryAfterMs;
-              throw new RetryableTaskError(message, { cause: error, ...(typeof after === "number" ? { retryAfterMs: after } : {}) });
-            }
-            throw new Error(message, { cause: error });
+            throw taskFailure(error, { context: `Translating part ${i + 1} of ${chunks.length} of the text failed` });
           }
           await ctx.checkpoints.put(name, Buffer.from(out, "utf8"));
           translated[i] = out;
@@ -227,18 +250,9 @@ export function createAudioBookService(options: AudioBookServiceOptions): AudioB
     return normaliseText(translated.join("\n\n"));
   }
 
-  /** The plan stored by an earlier delivery, if any. */
-  async function readPlan(ctx: TaskContext): Promise<Plan | undefined> {
-    if (!(await ctx.checkpoints.has(PLAN_CHECKPOINT))) return undefined;
-    try {
-      const parsed = JSON.parse(await readFile(await ctx.checkpoints.get(PLAN_CHECKPOINT), "utf8")) as Partial<Plan>;
-      if (typeof parsed.voice === "string" && typeof parsed.chunkChars === "number" && typeof parsed.chunks === "number") {
-        return { voice: parsed.voice, chunkChars: parsed.chunkChars, chunks: parsed.chunks };
-      }
-    } catch (error) {
-      ctx.logger.warn({ err: error }, "unreadable plan checkpoint; planning again");
-    }
-    return undefined;
+  /** The plan stored by an earlier delivery, if any (one of another shape is planned again). */
+  function readPlan(ctx: TaskContext): Promise<Plan | undefined> {
+    return ctx.checkpoints.readJson(PLAN_CHECKPOINT, PlanSchema);
   }
 
   async function handle(task: AudioBookWork, ctx: TaskContext): Promise<TaskResult> {
@@ -274,12 +288,12 @@ export function createAudioBookService(options: AudioBookServiceOptions): AudioB
     const changed = earlier !== undefined && (earlier.voice !== plan.voice || earlier.chunkChars !== plan.chunkChars || earlier.chunks !== plan.chunks);
     if (changed) {
       // Chunks of another voice or cut could not be joined with the new ones.
-      const stale = [...stored].filter((name) => name.startsWith("chunk-"));
+      const stale = [...stored].filter(isChunk);
       log.info({ earlier, plan, stale: stale.length }, "the plan changed since the last delivery; speaking every chunk again");
       for (const name of stale) await blobs.delete(checkpointKey(ctx.taskId, name));
-      stored = new Set([...stored].filter((name) => !name.startsWith("chunk-")));
+      stored = new Set([...stored].filter((name) => !isChunk(name)));
     }
-    if (earlier === undefined || changed) await ctx.checkpoints.put(PLAN_CHECKPOINT, Buffer.from(JSON.stringify(plan), "utf8"));
+    if (earlier === undefined || changed) await ctx.checkpoints.putJson(PLAN_CHECKPOINT, plan);
 
     const missing = chunks.map((_, i) => i).filter((i) => !stored.has(chunkCheckpoint(i)));
     const resumed = chunks.length - missing.length;
@@ -288,7 +302,7 @@ export function createAudioBookService(options: AudioBookServiceOptions): AudioB
       resumed > 0 ? "resuming the audio book" : "speaking the audio book",
     );
     let done = resumed;
-    const report = () => ctx.progress(P_TRANSLATED + ((P_SPOKEN - P_TRANSLATED) * done) / Math.max(1, chunks.length), "speaking");
+    const report = () => ctx.progress(speakingProgress(done, chunks.length), "speaking");
     report();
 
     // Step 3: speak and encode every missing chunk, on every core, checkpointing each MP3 at once.
@@ -303,15 +317,7 @@ export function createAudioBookService(options: AudioBookServiceOptions): AudioB
             await engine.synthesize({ text: speakableText(chunks[i] ?? ""), language: voice.language, voice: voice.name, signal, outPath: wav });
           } catch (error) {
             if (signal.aborted) throw error;
-            const code = errorCode(error);
-            const where = `part ${i + 1} of ${chunks.length}`;
-            if (code === "TEXT_NOT_SPEAKABLE" || code === "TEXT_EMPTY") {
-              throw new TaskInputError(`The voice "${voice.name}" cannot read ${where} of the text: ${messageOf(error)}`, { cause: error });
-            }
-            if (VOICE_INPUT_CODES.has(code ?? "")) throw new TaskInputError(messageOf(error), { cause: error });
-            const message = `Speaking ${where} of the text failed: ${messageOf(error)}`;
-            if (isRetryable(error)) throw new RetryableTaskError(message, { cause: error });
-            throw new Error(message, { cause: error });
+            throw taskFailure(error, { context: `The voice "${voice.name}" could not speak part ${i + 1} of ${chunks.length} of the text` });
           }
           await media.convertAudio({ input: wav, outPath: mp3, format: "mp3", encode: { bitrateKbps, channels: 1 }, inputDemuxers: WAV_DEMUXERS, signal });
           await rm(wav, { force: true });
@@ -343,10 +349,10 @@ export function createAudioBookService(options: AudioBookServiceOptions): AudioB
     try {
       seconds = await media.encodedAudioDuration(outPath, "mp3", { signal: ctx.signal });
       const info = await media.probe(outPath, { signal: ctx.signal, demuxers: ["mp3"] });
-      if (!info.audio) throw new Error("it has no audio track");
+      if (!info.audio) throw new MediaError("MEDIA_NO_AUDIO", "It has no audio track.");
     } catch (error) {
       if (ctx.signal.aborted) throw error;
-      throw new Error(`The joined audio book could not be read back: ${messageOf(error)}`, { cause: error });
+      throw taskFailure(error, { context: "The joined audio book could not be read back" });
     }
     if (!(seconds > 0) || Math.abs(seconds - expectedSeconds) > 0.5 + expectedSeconds * 0.01) {
       throw new Error(`The joined audio book lasts ${seconds.toFixed(1)} s instead of the ${expectedSeconds.toFixed(1)} s of its parts.`);
@@ -381,6 +387,7 @@ export function createAudioBookService(options: AudioBookServiceOptions): AudioB
           logger: options.logger,
           concurrency: Math.max(1, Math.floor(options.concurrency ?? 1)),
           handle,
+          initialProgress: (task, ctx) => audioBookResumedProgress(task, ctx, chunkChars),
           ...(options.progressIntervalMs === undefined ? {} : { progressIntervalMs: options.progressIntervalMs }),
           ...(options.workRoot === undefined ? {} : { workRoot: options.workRoot }),
         });

@@ -1,4 +1,9 @@
 export { createVoiceStreamService, type VoiceStreamService, type VoiceStreamServiceOptions } from "./service.ts";
-export { createVoiceStreamHandler, type VoiceStreamFetchSettings, type VoiceStreamPipelineDeps } from "./pipeline.ts";
+export {
+  createVoiceStreamHandler,
+  voiceStreamResumedProgress,
+  type VoiceStreamFetchSettings,
+  type VoiceStreamPipelineDeps,
+} from "./pipeline.ts";
 export { fitClip, DEFAULT_MAX_TEMPO, type ClipSlot, type TimingOptions } from "./timing.ts";
-export { NO_SPEECH_MESSAGE } from "./errors.ts";
+export { NO_SPEECH_MESSAGE } from "@voiceloc/worker";

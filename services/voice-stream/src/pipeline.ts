@@ -4,22 +4,34 @@
  * the original, encoded to MP3.
  *
  * Intermediate results are task checkpoints, so a redelivered task does not redo finished work:
- * `transcript.json` (segments and the original's duration: the input is not fetched again),
+ * `transcript.json` (segments and the decoded length of the original: the input is not fetched again),
  * `translation.json`, and one `clips/<n>.wav` per spoken segment.
  */
-import { mkdir, readFile, rm } from "node:fs/promises";
+import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { BlobStore } from "@voiceloc/blobs";
-import type { Language, VoiceStreamWork } from "@voiceloc/contracts";
+import { DEFAULT_MAX_MEDIA_SECONDS } from "@voiceloc/config";
+import { capabilityProblems, LANGUAGES, type Capabilities, type Language, type VoiceStreamWork } from "@voiceloc/contracts";
 import { synthesizeToFile, TtsError, type MtRegistry, type SttRegistry, type TtsRegistry } from "@voiceloc/engines";
 import { fetchToFile, type FetchOptions } from "@voiceloc/fetch";
-import { audioEncodeArgs, GLOBAL_ARGS, inputArgs, WAV_DEMUXERS, type MediaInfo, type MediaToolkit } from "@voiceloc/media";
-import { CheckpointNotFoundError, TaskInputError, type TaskContext, type TaskHandler, type TaskResult } from "@voiceloc/worker";
-import { engineFailure, fetchFailure, NO_SPEECH_MESSAGE, notAudio, probeFailure } from "./errors.ts";
+import { audioEncodeArgs, GLOBAL_ARGS, inputArgs, WAV_DEMUXERS, type MediaToolkit } from "@voiceloc/media";
+import {
+  NO_SPEECH_MESSAGE,
+  NOT_MEDIA,
+  TaskInputError,
+  taskFailure,
+  type ResumeContext,
+  type TaskCheckpoints,
+  type TaskContext,
+  type TaskHandler,
+  type TaskResult,
+} from "@voiceloc/worker";
+import { z } from "zod";
 import { fitClip, mergeSegments, type MergeOptions, type TimingOptions } from "./timing.ts";
 
 /** Where inputs may come from (passed to fetchToFile). */
 export type VoiceStreamFetchSettings = Pick<FetchOptions, "mediaRoot" | "allowPrivateHosts" | "maxBytes" | "timeoutMs" | "s3" | "gs" | "ca">;
+
 
 export interface VoiceStreamPipelineDeps {
   blobs: BlobStore;
@@ -33,29 +45,33 @@ export interface VoiceStreamPipelineDeps {
   merge?: MergeOptions;
   /** Output track: sample rate (Hz) and MP3 bitrate (kbit/s). Default 24000 Hz, 64 kbit/s mono. */
   output?: { sampleRate?: number; bitrateKbps?: number };
+  /**
+   * Longest input accepted, in seconds of decoded audio (MAX_MEDIA_SECONDS). Longer media fails the
+   * task with a reason naming the limit. Default DEFAULT_MAX_MEDIA_SECONDS (config).
+   */
+  maxMediaSeconds?: number;
 }
 
-interface Segment {
-  start: number;
-  end: number;
-  text: string;
-}
+const SegmentSchema = z.object({ start: z.number().finite().min(0), end: z.number().finite().min(0), text: z.string() });
 
-interface SavedTranscript {
-  version: 1;
-  language: string;
-  /** Length of the original recording, in seconds. */
-  durationSeconds: number;
-  segments: Segment[];
-}
+/** `transcript.json`: what was said, and the decoded length of the original (never a header's claim). */
+const TranscriptCheckpointSchema = z.object({
+  version: z.literal(2),
+  language: z.string(),
+  /** Length of the original recording's decoded audio, in seconds. */
+  durationSeconds: z.number().finite().positive(),
+  segments: z.array(SegmentSchema).min(1),
+});
+type SavedTranscript = z.infer<typeof TranscriptCheckpointSchema>;
 
-interface SavedTranslation {
-  version: 1;
-  source: string;
-  target: string;
-  /** One entry per transcript segment ("" when there is nothing to say). */
-  texts: string[];
-}
+/** `translation.json`: one entry per transcript segment ("" when there is nothing to say). */
+const TranslationCheckpointSchema = z.object({
+  version: z.literal(1),
+  source: z.string(),
+  target: z.string(),
+  texts: z.array(z.string()),
+});
+type SavedTranslation = z.infer<typeof TranslationCheckpointSchema>;
 
 interface Clip {
   segment: number;
@@ -65,61 +81,73 @@ interface Clip {
 
 const TRANSCRIPT = "transcript.json";
 const TRANSLATION = "translation.json";
-const clipCheckpoint = (index: number) => `clips/${String(index).padStart(5, "0")}.wav`;
-
+const CLIPS_PREFIX = "clips/";
+const clipCheckpoint = (index: number) => `${CLIPS_PREFIX}${String(index).padStart(5, "0")}.wav`;
 /** Largest batch of segment texts sent to the translator in one call. */
 const TRANSLATION_BATCH_CHARS = 2_000;
 
-/** Progress milestones (percent). */
-const P = { fetched: 5, probed: 10, recognised: 40, translated: 55, spoken: 90, fitted: 94, placed: 99 } as const;
+/** Progress milestones (percent): each stage's end. */
+const P = { fetched: 5, decoded: 10, recognised: 40, translated: 55, spoken: 90, fitted: 94, placed: 99 } as const;
 
-const list = (items: readonly string[]) => (items.length > 0 ? items.join(", ") : "none");
+/** Progress while speaking: `spoken` of `total` segments done. */
+const speakingProgress = (spoken: number, total: number) => P.translated + ((P.spoken - P.translated) * spoken) / Math.max(1, total);
 
-const isSegment = (value: unknown): value is Segment => {
-  const s = value as Partial<Segment> | null;
-  return typeof s === "object" && s !== null && Number.isFinite(s.start) && Number.isFinite(s.end) && typeof s.text === "string";
-};
+async function readTranscript(checkpoints: TaskCheckpoints, language: Language): Promise<SavedTranscript | undefined> {
+  const saved = await checkpoints.readJson(TRANSCRIPT, TranscriptCheckpointSchema);
+  return saved?.language === language ? saved : undefined;
+}
+
+async function readTranslation(checkpoints: TaskCheckpoints, task: VoiceStreamWork, segments: number): Promise<SavedTranslation | undefined> {
+  const saved = await checkpoints.readJson(TRANSLATION, TranslationCheckpointSchema);
+  const fits = saved !== undefined && saved.source === task.source_language && saved.target === task.target_language && saved.texts.length === segments;
+  return fits ? saved : undefined;
+}
+
+/**
+ * Progress already done by earlier deliveries, from the checkpoints: recognition (40), translation
+ * (55), then the share of segments already spoken. Never more than the handler reports for the same state.
+ */
+export async function voiceStreamResumedProgress(task: VoiceStreamWork, ctx: Pick<ResumeContext, "checkpoints">): Promise<number> {
+  const names = await ctx.checkpoints.list();
+  if (!names.includes(TRANSCRIPT)) return 0;
+  const transcript = await readTranscript(ctx.checkpoints, task.source_language);
+  if (transcript === undefined) return 0;
+  const total = transcript.segments.length;
+  const translated = task.source_language === task.target_language || (await readTranslation(ctx.checkpoints, task, total)) !== undefined;
+  if (!translated) return P.recognised;
+  const clips = names.filter((n) => n.startsWith(CLIPS_PREFIX)).length;
+  return clips > 0 ? speakingProgress(clips, total) : P.translated;
+}
+
+function sentence(text: string): string {
+  const trimmed = text.trim();
+  const upper = trimmed.length > 0 ? `${trimmed[0]?.toUpperCase() ?? ""}${trimmed.slice(1)}` : trimmed;
+  return /[.!?]$/.test(upper) ? upper : `${upper}.`;
+}
 
 export function createVoiceStreamHandler(deps: VoiceStreamPipelineDeps): TaskHandler<VoiceStreamWork> {
   const { blobs, tts, mt, stt, media } = deps;
   const sampleRate = deps.output?.sampleRate ?? 24_000;
   const bitrateKbps = deps.output?.bitrateKbps ?? 64;
+  const maxMediaSeconds = deps.maxMediaSeconds ?? DEFAULT_MAX_MEDIA_SECONDS;
 
-  /** Every capability the task needs that the installed engines lack, as one plain-words message. */
-  function checkCapabilities(source: Language, target: Language): void {
-    const problems: string[] = [];
-    const recognition = stt.capabilities().languages;
-    if (!recognition.includes(source)) {
-      problems.push(`Speech recognition in ${source} is not available with the installed engines (recognition languages: ${list(recognition)}).`);
-    }
-    if (source !== target && !mt.supports(source, target)) {
-      const targets = mt.capabilities().pairs.filter((p) => p.source === source).map((p) => p.target);
-      problems.push(`Translation from ${source} to ${target} is not available with the installed engines (from ${source}: ${list(targets)}).`);
-    }
-    const synthesis = tts.capabilities().languages;
-    if (!synthesis.includes(target)) {
-      problems.push(`Speech synthesis in ${target} is not available with the installed engines (synthesis languages: ${list(synthesis)}).`);
-    }
-    if (problems.length > 0) throw new TaskInputError(problems.join(" "));
+  /** The engines' capability table, in the contract's shape (voices are checked by `tts.resolve`). */
+  function capabilities(): Capabilities {
+    const known = (l: string): l is Language => (LANGUAGES as readonly string[]).includes(l);
+    const synthesis = tts.capabilities();
+    return {
+      synthesis: { languages: synthesis.languages.filter(known) },
+      recognition: { languages: stt.capabilities().languages.filter(known) },
+      translation: { pairs: mt.capabilities().pairs.map((p) => ({ source: p.source, target: p.target, pivot: p.pivot ?? null, quality: p.quality })) },
+      cloning: { available: synthesis.cloning, languages: [] },
+      voices: [],
+    };
   }
 
-  async function readCheckpoint<T>(ctx: TaskContext, name: string, valid: (value: unknown) => value is T): Promise<T | undefined> {
-    let path: string;
-    try {
-      path = await ctx.checkpoints.get(name);
-    } catch (error) {
-      if (error instanceof CheckpointNotFoundError) return undefined;
-      throw error;
-    }
-    try {
-      const value: unknown = JSON.parse(await readFile(path, "utf8"));
-      if (valid(value)) return value;
-    } catch (error) {
-      ctx.logger.warn({ err: error, checkpoint: name }, "unreadable checkpoint; redoing that step");
-      return undefined;
-    }
-    ctx.logger.warn({ checkpoint: name }, "checkpoint of another shape; redoing that step");
-    return undefined;
+  /** Every capability the task needs that the installed engines lack, as one plain-words message. */
+  function checkCapabilities(task: VoiceStreamWork): void {
+    const problems = capabilityProblems(capabilities(), { kind: "voice-stream", source: task.source_language, target: task.target_language });
+    if (problems.length > 0) throw new TaskInputError(problems.map((p) => sentence(p.message)).join(" "));
   }
 
   async function fetchInput(task: VoiceStreamWork, ctx: TaskContext): Promise<string> {
@@ -127,49 +155,52 @@ export function createVoiceStreamHandler(deps: VoiceStreamPipelineDeps): TaskHan
       const fetched = await fetchToFile(task.file, join(ctx.workDir, "input"), { ...deps.fetch, signal: ctx.signal, logger: ctx.logger });
       return fetched.path;
     } catch (error) {
-      throw fetchFailure(error);
+      throw taskFailure(error, { scope: "input" });
     }
   }
 
-  async function probeInput(path: string, ctx: TaskContext): Promise<MediaInfo> {
-    let info: MediaInfo;
+  /** The input decoded to the recogniser's 16 kHz mono WAV; its decoded length is the one trusted. */
+  async function decodeInput(input: string, ctx: TaskContext): Promise<{ path: string; durationSeconds: number }> {
+    let decoded;
     try {
-      info = await media.probe(path, { signal: ctx.signal });
+      decoded = await media.decodeAudio({ input, outPath: join(ctx.workDir, "speech.wav"), sampleRate: 16_000, maxSeconds: maxMediaSeconds, signal: ctx.signal });
     } catch (error) {
-      throw probeFailure(error);
+      throw taskFailure(error, { scope: "input" });
+    } finally {
+      // The input can be large and is not needed any more (a redelivery resumes from the transcript).
+      await rm(input, { force: true });
     }
-    if (!info.audio) throw notAudio("it has no audio track.");
-    if (!(info.durationSeconds > 0)) throw notAudio("it contains no sound (its length is zero).");
-    return info;
+    if (decoded.overLimit) {
+      throw new TaskInputError(
+        `The recording is longer than ${maxMediaSeconds} seconds, the most this server accepts for a voice stream (MAX_MEDIA_SECONDS).`,
+      );
+    }
+    if (!(decoded.durationSeconds > 0)) throw new TaskInputError(`${NOT_MEDIA}: it contains no sound (its length is zero).`);
+    return decoded;
   }
 
   async function recognise(task: VoiceStreamWork, ctx: TaskContext): Promise<SavedTranscript> {
     const input = await fetchInput(task, ctx);
-    ctx.progress(P.fetched, "inspecting the audio");
-    const info = await probeInput(input, ctx);
-    ctx.progress(P.probed, "recognising speech");
+    ctx.progress(P.fetched, "decoding the audio");
+    const speech = await decodeInput(input, ctx);
+    ctx.progress(P.decoded, "recognising speech");
     let transcript;
     try {
-      transcript = await stt.transcribe({ path: input, language: task.source_language, signal: ctx.signal });
+      transcript = await stt.transcribe({ path: speech.path, language: task.source_language, signal: ctx.signal });
     } catch (error) {
-      throw probeFailure(engineFailure(error));
+      throw taskFailure(error, { scope: "input" });
+    } finally {
+      await rm(speech.path, { force: true });
     }
-    // The input can be large and is not needed any more (a redelivery resumes from the transcript).
-    await rm(input, { force: true });
     const segments = mergeSegments(
       transcript.segments
         .map((s) => ({ start: Math.max(0, s.start), end: Math.max(s.start, s.end), text: s.text.trim() }))
-        .filter((s) => s.text !== ""),
+        .filter((s) => s.text !== "" && s.start < speech.durationSeconds),
       deps.merge,
     );
     if (segments.length === 0) throw new TaskInputError(NO_SPEECH_MESSAGE);
-    const saved: SavedTranscript = {
-      version: 1,
-      language: task.source_language,
-      durationSeconds: Math.max(info.durationSeconds, transcript.durationSeconds),
-      segments,
-    };
-    await ctx.checkpoints.put(TRANSCRIPT, Buffer.from(JSON.stringify(saved)));
+    const saved: SavedTranscript = { version: 2, language: task.source_language, durationSeconds: speech.durationSeconds, segments };
+    await ctx.checkpoints.putJson(TRANSCRIPT, saved);
     ctx.logger.info({ segments: segments.length, seconds: saved.durationSeconds }, "speech recognised");
     return saved;
   }
@@ -182,7 +213,7 @@ export function createVoiceStreamHandler(deps: VoiceStreamPipelineDeps): TaskHan
       try {
         return (await mt.translate({ text, source, target, signal: ctx.signal })).trim();
       } catch (error) {
-        throw engineFailure(error);
+        throw taskFailure(error);
       }
     };
     const batches: number[][] = [];
@@ -228,20 +259,14 @@ export function createVoiceStreamHandler(deps: VoiceStreamPipelineDeps): TaskHan
     const target = task.target_language;
     const texts = transcript.segments.map((s) => s.text);
     if (source === target) return texts;
-    const saved = await readCheckpoint(ctx, TRANSLATION, (v): v is SavedTranslation => {
-      const t = v as Partial<SavedTranslation> | null;
-      return (
-        typeof t === "object" && t !== null && t.version === 1 && t.source === source && t.target === target &&
-        Array.isArray(t.texts) && t.texts.length === texts.length && t.texts.every((x) => typeof x === "string")
-      );
-    });
+    const saved = await readTranslation(ctx.checkpoints, task, texts.length);
     if (saved) {
       ctx.logger.info("translation restored from its checkpoint");
       return saved.texts;
     }
     const translated = await translateTexts(texts, task, ctx);
     const record: SavedTranslation = { version: 1, source, target, texts: translated };
-    await ctx.checkpoints.put(TRANSLATION, Buffer.from(JSON.stringify(record)));
+    await ctx.checkpoints.putJson(TRANSLATION, record);
     ctx.logger.info({ segments: translated.length }, "speech translated");
     return translated;
   }
@@ -272,11 +297,11 @@ export function createVoiceStreamHandler(deps: VoiceStreamPipelineDeps): TaskHan
             ctx.logger.warn({ segment: index, reason: error.message }, "segment left silent: its text cannot be spoken");
             skipped++;
           } else {
-            throw engineFailure(error);
+            throw taskFailure(error);
           }
         }
       }
-      ctx.progress(P.translated + ((P.spoken - P.translated) * (index + 1)) / texts.length, "speaking");
+      ctx.progress(speakingProgress(index + 1, texts.length), "speaking");
     }
     if (clips.length === 0) {
       throw new TaskInputError(`None of the recognised speech could be spoken in ${task.target_language}.`);
@@ -319,24 +344,16 @@ export function createVoiceStreamHandler(deps: VoiceStreamPipelineDeps): TaskHan
   }
 
   return async (task, ctx): Promise<TaskResult> => {
-    const source = task.source_language;
-    const target = task.target_language;
-    checkCapabilities(source, target);
+    checkCapabilities(task);
     let voice: string;
     try {
-      voice = tts.resolve(target, task.voice ?? undefined).voice.name;
+      voice = tts.resolve(task.target_language, task.voice ?? undefined).voice.name;
     } catch (error) {
-      throw engineFailure(error);
+      throw taskFailure(error);
     }
     ctx.progress(0, "fetching the audio");
 
-    const saved = await readCheckpoint(ctx, TRANSCRIPT, (v): v is SavedTranscript => {
-      const t = v as Partial<SavedTranscript> | null;
-      return (
-        typeof t === "object" && t !== null && t.version === 1 && t.language === source &&
-        typeof t.durationSeconds === "number" && t.durationSeconds > 0 && Array.isArray(t.segments) && t.segments.every(isSegment)
-      );
-    });
+    const saved = await readTranscript(ctx.checkpoints, task.source_language);
     if (saved) ctx.logger.info({ segments: saved.segments.length }, "transcript restored from its checkpoint; the input is not fetched again");
     const transcript = saved ?? (await recognise(task, ctx));
     ctx.progress(P.recognised, "translating");

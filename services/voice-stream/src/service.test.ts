@@ -1,13 +1,16 @@
 import { randomUUID } from "node:crypto";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { tempDir } from "@voiceloc/testing";
+import { SEQ_DELIVERY_SPAN } from "@voiceloc/worker";
+import { makeSpeechWav, tempDir } from "@voiceloc/testing";
 import { checkpointKey } from "@voiceloc/worker";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mergeSegments } from "./timing.ts";
 import {
   createStack,
+  makeLyingM4a,
   makeTwoSentenceWav,
+  makeZeroChannelWav,
   silenceEnds,
   startService,
   type ServiceHarness,
@@ -26,6 +29,9 @@ beforeAll(async () => {
   speech = await makeTwoSentenceWav(stack.media, root.path, "two-sentences.wav");
   await writeFile(join(root.path, "notes.txt"), "These are notes, not a recording.\n".repeat(20), "utf8");
   await makeSilence(join(root.path, "silence.wav"));
+  await makeLyingM4a(stack.media, speech.path, join(root.path, "claims-600s.m4a"), 600);
+  await makeLyingM4a(stack.media, speech.path, join(root.path, "claims-1s.m4a"), 1);
+  await makeZeroChannelWav(speech.path, join(root.path, "zero-channels.wav"));
   h = await startService(stack, { mediaRoot: root.path });
 });
 
@@ -119,7 +125,7 @@ describe("voice-stream service (in-process bus)", () => {
   it("resumes from a stored transcript without fetching the input again", async () => {
     const id = randomUUID();
     const transcript = {
-      version: 1,
+      version: 2,
       language: "English",
       durationSeconds: 4,
       segments: [
@@ -140,5 +146,68 @@ describe("voice-stream service (in-process bus)", () => {
     const end = await h.finished(id);
     expect(end.status).toBe("failed");
     expect(end.error).toContain("flite:nobody");
+  });
+
+  it("lying header: an m4a whose header claims 600 s gives a track as long as its real speech, not 600 s", async () => {
+    const id = await h.submit({ file: "claims-600s.m4a", source: "English", target: "English" });
+    const { durationSeconds } = await resultOf(id);
+    expect(durationSeconds).toBeGreaterThanOrEqual(speech.durationSeconds - 0.3);
+    expect(durationSeconds).toBeLessThanOrEqual(speech.durationSeconds + 1.5);
+  });
+
+  it("a WAV declaring 0 channels fails on its first delivery, in plain words", async () => {
+    const id = await h.submit({ file: "zero-channels.wav", source: "English", target: "English" });
+    const end = await h.finished(id);
+    expect(end.status).toBe("failed");
+    expect(end.error).toBe("The file is not audio we can read: it is damaged or is not an audio or video file.");
+    // Failed by the first delivery (an input failure is acked at once; a retried one fails only on its last).
+    expect(Math.floor(end.seq / SEQ_DELIVERY_SPAN)).toBe(1);
+    expect(h.events.filter((e) => e.task_id === id).every((e) => Math.floor(e.seq / SEQ_DELIVERY_SPAN) === 1)).toBe(true);
+  });
+
+  it("resume progress: a task whose transcript, translation and one clip are stored opens at the speaking stage", async () => {
+    const id = randomUUID();
+    const transcript = {
+      version: 2,
+      language: "English",
+      durationSeconds: 5,
+      segments: [
+        { start: 0.2, end: 1.6, text: "good morning" },
+        { start: 2.8, end: 4.2, text: "thank you" },
+      ],
+    };
+    const translation = { version: 1, source: "English", target: "Spanish", texts: ["buenos días", "gracias"] };
+    const clip = await makeSpeechWav("buenos días", { voice: "espeak:es", path: join(root.path, "clip-0.wav") });
+    await h.blobs.put(checkpointKey(id, "transcript.json"), Buffer.from(JSON.stringify(transcript)));
+    await h.blobs.put(checkpointKey(id, "translation.json"), Buffer.from(JSON.stringify(translation)));
+    await h.blobs.put(checkpointKey(id, "clips/00000.wav"), { path: clip });
+    await h.submit({ id, file: "gone-after-the-first-delivery.wav", source: "English", target: "Spanish" });
+    const { events } = await resultOf(id);
+    // Recognition (40) and translation (55) are done, and one of two clips is spoken: 55 + 35 / 2.
+    expect(events[0]).toMatchObject({ status: "processing", progress: 72.5 });
+    const progress = events.map((e) => e.progress);
+    expect([...progress].sort((a, b) => a - b)).toEqual(progress);
+  });
+});
+
+describe("voice-stream media limit (MAX_MEDIA_SECONDS)", () => {
+  let limited: ServiceHarness;
+  beforeAll(async () => {
+    limited = await startService(stack, { mediaRoot: root.path, maxMediaSeconds: 3 });
+  });
+  afterAll(async () => {
+    await limited?.cleanup();
+  });
+
+  it("refuses a recording longer than the limit, naming it, also when its header claims less", async () => {
+    expect(speech.durationSeconds).toBeGreaterThan(4);
+    const plain = await limited.submit({ file: "two-sentences.wav", source: "English", target: "English" });
+    const lying = await limited.submit({ file: "claims-1s.m4a", source: "English", target: "English" });
+    for (const id of [plain, lying]) {
+      const end = await limited.finished(id);
+      expect(end.status).toBe("failed");
+      expect(end.error).toBe("The recording is longer than 3 seconds, the most this server accepts for a voice stream (MAX_MEDIA_SECONDS).");
+      expect(Math.floor(end.seq / SEQ_DELIVERY_SPAN)).toBe(1);
+    }
   });
 });

@@ -5,7 +5,7 @@ import type { MtRegistry, SttRegistry, TtsRegistry } from "@voiceloc/engines";
 import type { Logger } from "@voiceloc/log";
 import type { MediaToolkit } from "@voiceloc/media";
 import { createTaskWorker, type TaskWorker } from "@voiceloc/worker";
-import { createVoiceStreamHandler, type VoiceStreamFetchSettings } from "./pipeline.ts";
+import { createVoiceStreamHandler, voiceStreamResumedProgress, type VoiceStreamFetchSettings } from "./pipeline.ts";
 import type { TimingOptions } from "./timing.ts";
 
 export interface VoiceStreamServiceOptions {
@@ -29,6 +29,8 @@ export interface VoiceStreamServiceOptions {
   timing?: TimingOptions;
   /** Output MP3 shape. Default 24000 Hz mono, 64 kbit/s. */
   output?: { sampleRate?: number; bitrateKbps?: number };
+  /** Longest input in decoded seconds (MAX_MEDIA_SECONDS); longer media fails the task. Default 7200. */
+  maxMediaSeconds?: number;
   /**
    * How long stop() lets running tasks finish before aborting them (they are redelivered and resume
    * from their checkpoints). Default 10 s.
@@ -61,6 +63,7 @@ export function createVoiceStreamService(options: VoiceStreamServiceOptions): Vo
     logger,
     concurrency: options.concurrency ?? 1,
     ...(options.workRoot === undefined ? {} : { workRoot: options.workRoot }),
+    initialProgress: voiceStreamResumedProgress,
     handle: createVoiceStreamHandler({
       blobs,
       tts: options.tts,
@@ -70,6 +73,7 @@ export function createVoiceStreamService(options: VoiceStreamServiceOptions): Vo
       fetch: options.fetch,
       ...(options.timing === undefined ? {} : { timing: options.timing }),
       ...(options.output === undefined ? {} : { output: options.output }),
+      ...(options.maxMediaSeconds === undefined ? {} : { maxMediaSeconds: options.maxMediaSeconds }),
     }),
   });
   let starting: Promise<void> | undefined;

@@ -1,5 +1,5 @@
 /** Test harness: a real bus (in-process or NATS), a real fs blob store in a temp dir, and an event log. */
-import { createInProcessBus, type Bus, type Schema, type WorkQueueSpec } from "@voiceloc/bus";
+import { createInProcessBus, type Bus, type Schema, type WorkOutcome, type WorkQueueSpec } from "@voiceloc/bus";
 import { createFsBlobStore, type BlobStore } from "@voiceloc/blobs";
 import { STREAMS, TaskEventSchema, type TaskEvent } from "@voiceloc/contracts";
 import { silentLogger } from "@voiceloc/log";
@@ -74,4 +74,33 @@ export function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T)
     resolve = r;
   });
   return { promise, resolve };
+}
+
+export interface SettledDelivery {
+  msgId: string | undefined;
+  deliveryCount: number;
+  outcome: WorkOutcome;
+}
+
+/**
+ * The bus, recording how the worker settled each delivery (ack, retry, term): a task acked once is
+ * never delivered again, which tests can await instead of sleeping and checking nothing else came.
+ */
+export function recordingSettlements(bus: Bus): { bus: Bus; settled: SettledDelivery[] } {
+  const settled: SettledDelivery[] = [];
+  const proxy: Bus = {
+    ...bus,
+    consumeWork: (queue, schema, handler, options) =>
+      bus.consumeWork(
+        queue,
+        schema,
+        async (ctx) => {
+          const outcome = await handler(ctx);
+          settled.push({ msgId: ctx.msgId, deliveryCount: ctx.deliveryCount, outcome });
+          return outcome;
+        },
+        options,
+      ),
+  };
+  return { bus: proxy, settled };
 }

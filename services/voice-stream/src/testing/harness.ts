@@ -1,6 +1,6 @@
 /** Test harness: real engines, ffmpeg, an fs blob store, a real bus, generated speech under a temp media root. */
 import { randomUUID } from "node:crypto";
-import { mkdir } from "node:fs/promises";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { createFsBlobStore, type BlobStore } from "@voiceloc/blobs";
 import { createInProcessBus, type Bus } from "@voiceloc/bus";
@@ -20,6 +20,7 @@ import { silentLogger, type Logger } from "@voiceloc/log";
 import { createMediaToolkit, GLOBAL_ARGS, inputArgs, resolveFfmpeg, WAV_DEMUXERS, AUDIO_CLIP_DEMUXERS, type MediaToolkit } from "@voiceloc/media";
 import { makeSpeechWav, tempDir } from "@voiceloc/testing";
 import { createVoiceStreamService, type VoiceStreamService } from "../service.ts";
+import { withClaimedMp4Duration, withZeroWavChannels } from "./hostile.ts";
 
 export interface Stack {
   logger: Logger;
@@ -71,6 +72,20 @@ export async function makeTwoSentenceWav(media: MediaToolkit, dir: string, name:
   return { path, durationSeconds, firstSeconds };
 }
 
+/** `wav` re-encoded as an AAC m4a whose container headers claim `claimedSeconds`. */
+export async function makeLyingM4a(media: MediaToolkit, wav: string, path: string, claimedSeconds: number): Promise<string> {
+  const honest = `${path}.honest.m4a`;
+  await media.run([...GLOBAL_ARGS, ...inputArgs(wav, WAV_DEMUXERS), "-map", "0:a:0", "-c:a", "aac", "-b:a", "32k", "-f", "mp4", "-y", honest]);
+  await writeFile(path, withClaimedMp4Duration(await readFile(honest), claimedSeconds));
+  return path;
+}
+
+/** `wav` with a header declaring 0 channels. */
+export async function makeZeroChannelWav(wav: string, path: string): Promise<string> {
+  await writeFile(path, withZeroWavChannels(await readFile(wav)));
+  return path;
+}
+
 /** Ends of the silences ffmpeg's silencedetect finds (-40 dB, at least 0.4 s): where speech resumes. */
 export async function silenceEnds(media: MediaToolkit, path: string): Promise<number[]> {
   const result = await media.run([
@@ -101,7 +116,7 @@ export interface ServiceHarness {
   cleanup(): Promise<void>;
 }
 
-export async function startService(stack: Stack, options: { mediaRoot: string; bus?: Bus }): Promise<ServiceHarness> {
+export async function startService(stack: Stack, options: { mediaRoot: string; bus?: Bus; maxMediaSeconds?: number }): Promise<ServiceHarness> {
   const dir = await tempDir("voiceloc-voice-stream-test-");
   const bus = options.bus ?? createInProcessBus({ logger: stack.logger });
   const blobs = createFsBlobStore({ root: join(dir.path, "blobs"), fsync: false });
@@ -115,6 +130,7 @@ export async function startService(stack: Stack, options: { mediaRoot: string; b
     fetch: { mediaRoot: options.mediaRoot },
     logger: stack.logger,
     workRoot: dir.path,
+    ...(options.maxMediaSeconds === undefined ? {} : { maxMediaSeconds: options.maxMediaSeconds }),
   });
   await service.start();
   const events: TaskEvent[] = [];
