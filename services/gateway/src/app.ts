@@ -11,6 +11,7 @@ import type { Authenticator } from "./auth/authenticator.ts";
 import { parseJson, limitBody } from "./http/body.ts";
 import type { GatewayApp, GatewayEnv } from "./http/context.ts";
 import { HttpProblem, ValueError422 } from "./http/errors.ts";
+import { boundedItems } from "./http/limits.ts";
 import type { IdempotencyStore } from "./http/idempotency.ts";
 import type { AudioBookDoc, SubtitleDoc, TaskDispatcher, UrlSigner, VoiceStreamDoc } from "./records/kinds.ts";
 import type { TaskRepository } from "./records/repository.ts";
@@ -67,7 +68,8 @@ export function createApp(deps: GatewayDeps): GatewayApp {
         const location = LOCATION[result.target] ?? "body";
         // @hono/zod-validator hands the hook the validated input as `data`; the type omits it.
         const data = (result as { data?: unknown }).data;
-        return c.json({ detail: toValidationDetail(result.error, data, location) }, 422);
+        // Inputs are echoed bounded (depth, length, items): a huge body is not sent back in full.
+        return c.json({ detail: boundedItems(toValidationDetail(result.error, data, location)) }, 422);
       }
       return undefined;
     },
@@ -170,7 +172,7 @@ export function createApp(deps: GatewayDeps): GatewayApp {
 
 function errorResponse(error: Error, c: Context<GatewayEnv>, log: Logger): Response {
   if (error instanceof ValueError422) {
-    return c.json({ detail: error.items }, 422);
+    return c.json({ detail: boundedItems(error.items) }, 422);
   }
   if (error instanceof HttpProblem) {
     return c.json({ detail: error.message }, error.status as 400, error.headers);

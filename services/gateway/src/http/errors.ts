@@ -17,11 +17,14 @@ export class HttpProblem extends Error {
 
 export const AUTH_REALM = 'Bearer realm="voiceloc"';
 
+/**
+ * A 401 with a `WWW-Authenticate` challenge built from constants only: the detail (which may
+ * quote what the client sent, e.g. a token's `alg`) goes in the JSON body, never in a header,
+ * so no client value can put CR/LF, NUL or non-Latin-1 text into a header.
+ */
 export class UnauthorizedError extends HttpProblem {
   constructor(detail: string, bearerError?: "invalid_token") {
-    const challenge = bearerError
-      ? `${AUTH_REALM}, error="${bearerError}", error_description="${detail.replace(/"/g, "'")}"`
-      : AUTH_REALM;
+    const challenge = bearerError ? `${AUTH_REALM}, error="${bearerError}"` : AUTH_REALM;
     super(401, "unauthorized", detail, { headers: { "WWW-Authenticate": challenge } });
     this.name = "UnauthorizedError";
   }
