@@ -175,7 +175,7 @@ function errorResponse(error: Error, c: Context<GatewayEnv>, log: Logger): Respo
     return c.json({ detail: boundedItems(error.items) }, 422);
   }
   if (error instanceof HttpProblem) {
-    return c.json({ detail: error.message }, error.status as 400, error.headers);
+    return c.json({ detail: error.message }, error.status, error.headers);
   }
   if (error instanceof HTTPException) {
     const status = error.status;

@@ -1,12 +1,14 @@
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+
 /**
  * Errors the HTTP edge knows how to answer. Anything else becomes a 500 with
  * a generic body (and a log line with the cause): a client's mistake is never a 500.
  */
 export class HttpProblem extends Error {
-  readonly status: number;
+  readonly status: ContentfulStatusCode;
   readonly code: string;
   readonly headers: Record<string, string>;
-  constructor(status: number, code: string, detail: string, options?: { headers?: Record<string, string>; cause?: unknown }) {
+  constructor(status: ContentfulStatusCode, code: string, detail: string, options?: { headers?: Record<string, string>; cause?: unknown }) {
     super(detail, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = "HttpProblem";
     this.status = status;
