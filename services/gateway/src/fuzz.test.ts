@@ -164,12 +164,18 @@ function validFor(schema: Schema, doc: Schema, pools: Pools): fc.Arbitrary<unkno
 
 /** A body field: mostly valid, sometimes hostile; file references from a pool of real shapes. */
 function field(name: string, schema: Schema, doc: Schema, pools: Pools): fc.Arbitrary<unknown> {
-  const valid = name === "file" || name === "voice_clone_sample" ? fc.oneof(fc.constantFrom(...pools.files), validFor(schema, doc, pools)) : validFor(schema, doc, pools);
+  const valid =
+    name === "file" || name === "voice_clone_sample"
+      ? fc.oneof(fc.constantFrom(...pools.files), validFor(schema, doc, pools))
+      : name === "voice" || name === "preset_voice_name"
+        ? fc.oneof({ weight: 3, arbitrary: fc.constantFrom<unknown>(null, ...pools.voices) }, { weight: 1, arbitrary: validFor(schema, doc, pools) })
+        : validFor(schema, doc, pools);
   return fc.oneof({ weight: 6, arbitrary: valid }, { weight: 1, arbitrary: hostileValue });
 }
 
 interface Pools {
   ids: string[];
+  voices: string[];
   files: string[];
   bearer: string[];
 }
@@ -200,7 +206,7 @@ function credentials(pools: Pools): fc.Arbitrary<Array<[string, string]>> {
     .tuple(fc.oneof(hostileValue, fc.record({ alg: hostileValue })), fc.oneof(hostileValue, fc.record({ sub: hostileValue, exp: hostileValue })))
     .map(([h, p]) => `${jwtPart(h)}.${jwtPart(p)}.${Buffer.from("sig").toString("base64url")}`);
   return fc.oneof(
-    { weight: 8, arbitrary: fc.constantFrom<Array<[string, string]>>([["API-KEY", ALICE_KEY]], [["Authorization", `Bearer ${ALICE_KEY}`]], [["API-KEY", BOB_KEY]]) },
+    { weight: 20, arbitrary: fc.constantFrom<Array<[string, string]>>([["API-KEY", ALICE_KEY]], [["Authorization", `Bearer ${ALICE_KEY}`]], [["API-KEY", BOB_KEY]]) },
     { weight: 2, arbitrary: fc.constantFrom(...pools.bearer).map((t): Array<[string, string]> => [["Authorization", `Bearer ${t}`]]) },
     { weight: 1, arbitrary: malformedJwt.map((t): Array<[string, string]> => [["Authorization", `Bearer ${t}`]]) },
     {
@@ -319,6 +325,8 @@ function requestFor(index: number, op: Operation, doc: Schema, pools: Pools): fc
     fc.oneof(
       headerValue.map((v): [string, string] => ["Idempotency-Key", v]),
       fc.string({ minLength: 1, maxLength: 40 }).map((v): [string, string] => ["Idempotency-Key", v.replace(/[^\x20-\x7e]/g, "k")]),
+      // A few shared keys, so replays and same-key-other-body conflicts happen too.
+      fc.constantFrom<[string, string]>(["Idempotency-Key", "fuzz-1"], ["Idempotency-Key", "fuzz-2"], ["Idempotency-Key", "fuzz-3"]),
       headerValue.map((v): [string, string] => ["X-Request-Id", v]),
       headerValue.map((v): [string, string] => ["Range", v]),
       fc.constantFrom<[string, string]>(["Range", "bytes=0-1"], ["Range", "bytes=-0"], ["Range", "bytes=99999999999999999999-"], ["Content-Length", "5"], ["Accept", "*/*"]),
@@ -376,6 +384,7 @@ beforeAll(async () => {
   const sign = (sub: string) => new SignJWT({}).setProtectedHeader({ alg: "HS256" }).setSubject(sub).setExpirationTime("1h").sign(secret);
   pools = {
     ids,
+    voices: CAPABILITIES.voices.map((v) => v.name),
     files: ["https://example.com/a.wav", "books/a.txt", "http://8.8.8.8/a.wav", "http://10.0.0.1/a.wav", "s3://bucket/key", "../x", "ftp://x/y", "http://[::1]/"],
     bearer: [await sign("alice"), await sign("carol@example.com"), await sign(".."), await sign("a/b"), await sign("x".repeat(128))],
   };
