@@ -275,20 +275,34 @@ describe("file references refused at creation", () => {
 });
 
 describe("idempotency keys", () => {
-  it("expired keys are purged on a timer once the gateway starts", async () => {
+  it("expired keys are purged on a timer once the gateway starts, and the timer stops with it", async () => {
     const g = await startTestGateway({ PORT: "0", HOST: "127.0.0.1" }, { idempotencyPurgeIntervalMs: 50 });
+    let closed = false;
     try {
-      await g.gateway.start();
-      const docs: Collection<IdempotencyDoc> = await g.gateway.deps.store.collection<IdempotencyDoc>({ name: "idempotency_keys" });
       const idempotency = g.gateway.deps.idempotency;
+      const original = idempotency.startPurging.bind(idempotency);
+      let stopped = 0;
+      vi.spyOn(idempotency, "startPurging").mockImplementation((...args) => {
+        const stop = original(...args);
+        return async () => {
+          stopped++;
+          await stop();
+        };
+      });
+      await g.gateway.start();
+      expect(idempotency.startPurging).toHaveBeenCalledTimes(1);
+      const docs: Collection<IdempotencyDoc> = await g.gateway.deps.store.collection<IdempotencyDoc>({ name: "idempotency_keys" });
       const old = await idempotency.claim("alice", "route", "old", { a: 1 }, new Date(Date.now() - 25 * 60 * 60 * 1000));
       const fresh = await idempotency.claim("alice", "route", "fresh", { a: 1 });
       if (old.kind !== "new" || fresh.kind !== "new") throw new Error("expected new claims");
       expect(await docs.get(old.id)).not.toBeNull();
       await vi.waitFor(async () => expect(await docs.get(old.id)).toBeNull(), { timeout: 10_000, interval: 20 });
       expect(await docs.get(fresh.id)).not.toBeNull();
-    } finally {
+      closed = true;
       await g.close();
+      expect(stopped).toBe(1);
+    } finally {
+      if (!closed) await g.close();
     }
   });
 });
