@@ -59,14 +59,19 @@ export class ValueError422 extends HttpProblem {
   constructor(loc: Array<string | number>, message: string, input: unknown, type = "value_error") {
     super(422, "validation", message);
     this.name = "ValueError422";
-    this.items = [{ type, loc, msg: type === "value_error" ? `Value error, ${message}` : message, input }];
+    // FastAPI writes a ValueError in ctx through jsonable_encoder as `{}`.
+    this.items = [
+      type === "value_error"
+        ? { type, loc, msg: `Value error, ${message}`, input, ctx: { error: {} } }
+        : { type, loc, msg: message, input },
+    ];
   }
 
   /** Several value errors at once (one item each). */
   static many(problems: Array<{ loc: Array<string | number>; message: string; input: unknown }>): ValueError422 {
     const first = problems[0];
     const error = new ValueError422(first?.loc ?? ["body"], first?.message ?? "invalid", first?.input);
-    error.items.splice(0, 1, ...problems.map((p) => ({ type: "value_error", loc: p.loc, msg: `Value error, ${p.message}`, input: p.input })));
+    error.items.splice(0, 1, ...problems.map((p) => ({ type: "value_error", loc: p.loc, msg: `Value error, ${p.message}`, input: p.input, ctx: { error: {} } })));
     return error;
   }
 }
