@@ -3,6 +3,7 @@ import { SignJWT } from "jose";
 import { createFsBlobStore, signBlobUrl } from "@voiceloc/blobs";
 import { tempDir } from "@voiceloc/testing";
 import type { Collection } from "@voiceloc/store";
+import { HttpProblem } from "./http/errors.ts";
 import { canonicalJson, type IdempotencyDoc } from "./http/idempotency.ts";
 import { ECHO_LIMITS, MAX_JSON_DEPTH, TRUNCATED } from "./http/limits.ts";
 import { BASE, JWT_SECRET, startTestGateway, type TestGateway } from "./testing/harness.ts";
@@ -172,6 +173,21 @@ describe("no client value is reflected into a header", () => {
       const res = await t.request("GET", "/v1/audio_books/", { key: null, headers });
       expect(res.status).toBe(401);
       expect(res.headers.get("www-authenticate")).toBe(CHALLENGE);
+    }
+  });
+  it("an error whose header value is unsafe is answered without that header, never a 500", async () => {
+    const g = await startTestGateway();
+    try {
+      g.gateway.app.get("/test/unsafe-header", () => {
+        throw new HttpProblem(400, "bad_request", "bad", { headers: { "X-Echo": "a\r\nX-Injected: 1", "X-Wide": "日本", "X-Fine": "ok" } });
+      });
+      const res = await g.gateway.app.request(`${BASE}/test/unsafe-header`);
+      expect(res.status).toBe(400);
+      expect(await res.json()).toEqual({ detail: "bad" });
+      expect([res.headers.get("x-echo"), res.headers.get("x-wide"), res.headers.get("x-injected")]).toEqual([null, null, null]);
+      expect(res.headers.get("x-fine")).toBe("ok");
+    } finally {
+      await g.close();
     }
   });
 });
