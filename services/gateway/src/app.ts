@@ -175,7 +175,7 @@ function errorResponse(error: Error, c: Context<GatewayEnv>, log: Logger): Respo
     return c.json({ detail: boundedItems(error.items) }, 422);
   }
   if (error instanceof HttpProblem) {
-    return c.json({ detail: error.message }, error.status, error.headers);
+    return c.json({ detail: error.message }, error.status, safeHeaders(error.headers, log));
   }
   if (error instanceof HTTPException) {
     const status = error.status;
@@ -185,6 +185,21 @@ function errorResponse(error: Error, c: Context<GatewayEnv>, log: Logger): Respo
   }
   log.error({ err: error }, "unhandled error");
   return c.json({ detail: "Internal Server Error" }, 500);
+}
+
+const HEADER_VALUE = /^[\x20-\x7e\t]*$/;
+
+/**
+ * Only visible-ASCII header values leave the edge: a value that could split a header (CR/LF), hold
+ * NUL or a non-Latin-1 character (which would make the response itself throw) is dropped, logged.
+ */
+function safeHeaders(headers: Record<string, string>, log: Logger): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (HEADER_VALUE.test(value)) out[name] = value;
+    else log.error({ header: name }, "unsafe header value dropped from an error response");
+  }
+  return out;
 }
 
 /** Path templates of the registered routes → the methods each allows (for 405 + Allow). */
