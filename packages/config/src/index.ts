@@ -95,6 +95,8 @@ export const EnvSchema = z
     JWKS_URL: optionalUrl(["http:", "https:"]),
     JWT_ISSUER: optionalString,
     JWT_AUDIENCE: optionalString,
+    /** Refuse access tokens without `exp` (they would never expire). */
+    JWT_REQUIRE_EXP: z.enum(["true", "false"]).default("true"),
     SIGNING_SECRET: optionalString.refine((v) => v === undefined || v.length >= 32, {
       message: "must be at least 32 characters",
     }),
@@ -166,6 +168,7 @@ export const EnvSchema = z
         jwksUrl: env.JWKS_URL,
         issuer: env.JWT_ISSUER,
         audience: env.JWT_AUDIENCE,
+        requireExp: env.JWT_REQUIRE_EXP === "true",
       },
       signingSecret: env.SIGNING_SECRET,
       mongodb: env.MONGODB_URL ? { url: env.MONGODB_URL, dbName: env.MONGODB_DB } : undefined,

@@ -73,7 +73,7 @@ export const CreateAudioBookSchema = z
     name: pyStr({ min: 1, max: LIMITS.nameLength }).openapi({ description: "Title of the audio book.", example: "The Little Prince" }),
     source_language: languageIn(),
     target_language: languageIn(),
-    use_voice_clone: pyBool().optional().openapi({ description: "Whether a voice clone is used. Default false." }),
+    use_voice_clone: pyBool().optional().openapi({ description: "Whether a voice clone is used. Default false.", default: false }),
     preset_voice_name: pyStr({ min: 1, max: LIMITS.voiceNameLength })
       .nullable()
       .optional()

@@ -1,4 +1,5 @@
 export { FetchRefusedError, isFetchRefusedError, type FetchRefusedCode } from "./errors.ts";
+export { checkReference, type CheckReferenceOptions } from "./check.ts";
 export { classifyReference, MAX_REFERENCE_LENGTH, type ClassifiedReference, type ClassifyOptions } from "./classify.ts";
 export {
   classifyAddress,

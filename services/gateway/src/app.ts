@@ -11,6 +11,7 @@ import type { Authenticator } from "./auth/authenticator.ts";
 import { parseJson, limitBody } from "./http/body.ts";
 import type { GatewayApp, GatewayEnv } from "./http/context.ts";
 import { HttpProblem, ValueError422 } from "./http/errors.ts";
+import { boundedItems } from "./http/limits.ts";
 import type { IdempotencyStore } from "./http/idempotency.ts";
 import type { AudioBookDoc, SubtitleDoc, TaskDispatcher, UrlSigner, VoiceStreamDoc } from "./records/kinds.ts";
 import type { TaskRepository } from "./records/repository.ts";
@@ -70,7 +71,8 @@ export function createApp(deps: GatewayDeps): GatewayApp {
         const location = LOCATION[result.target] ?? "body";
         // @hono/zod-validator hands the hook the validated input as `data`; the type omits it.
         const data = (result as { data?: unknown }).data;
-        return c.json({ detail: toValidationDetail(result.error, data, location) }, 422);
+        // Inputs are echoed bounded (depth, length, items): a huge body is not sent back in full.
+        return c.json({ detail: boundedItems(toValidationDetail(result.error, data, location)) }, 422);
       }
       return undefined;
     },
@@ -174,10 +176,10 @@ export function createApp(deps: GatewayDeps): GatewayApp {
 
 function errorResponse(error: Error, c: Context<GatewayEnv>, log: Logger): Response {
   if (error instanceof ValueError422) {
-    return c.json({ detail: error.items }, 422);
+    return c.json({ detail: boundedItems(error.items) }, 422);
   }
   if (error instanceof HttpProblem) {
-    return c.json({ detail: error.message }, error.status as 400, error.headers);
+    return c.json({ detail: error.message }, error.status, safeHeaders(error.headers, log));
   }
   if (error instanceof HTTPException) {
     const status = error.status;
@@ -187,6 +189,21 @@ function errorResponse(error: Error, c: Context<GatewayEnv>, log: Logger): Respo
   }
   log.error({ err: error }, "unhandled error");
   return c.json({ detail: "Internal Server Error" }, 500);
+}
+
+const HEADER_VALUE = /^[\x20-\x7e\t]*$/;
+
+/**
+ * Only visible-ASCII header values leave the edge: a value that could split a header (CR/LF), hold
+ * NUL or a non-Latin-1 character (which would make the response itself throw) is dropped, logged.
+ */
+function safeHeaders(headers: Record<string, string>, log: Logger): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (HEADER_VALUE.test(value)) out[name] = value;
+    else log.error({ header: name }, "unsafe header value dropped from an error response");
+  }
+  return out;
 }
 
 /** Path templates of the registered routes → the methods each allows (for 405 + Allow). */

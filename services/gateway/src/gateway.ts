@@ -8,11 +8,11 @@ import type { Logger } from "@voiceloc/log";
 import { openEmbeddedStore, openMongoStore, type Store } from "@voiceloc/store";
 import { signBlobUrl, type BlobStore } from "@voiceloc/blobs";
 import type { Bus } from "@voiceloc/bus";
-import { classifyReference } from "@voiceloc/fetch";
+import { checkReference } from "@voiceloc/fetch";
 import { createApp, type GatewayDeps } from "./app.ts";
 import { ApiKeyRepository } from "./auth/api-keys.ts";
 import { Authenticator } from "./auth/authenticator.ts";
-import { IdempotencyStore } from "./http/idempotency.ts";
+import { IDEMPOTENCY_PURGE_INTERVAL_MS, IdempotencyStore } from "./http/idempotency.ts";
 import type { GatewayApp } from "./http/context.ts";
 import { COLLECTION_OF, type AudioBookDoc, type SubtitleDoc, type TaskDispatcher, type VoiceStreamDoc } from "./records/kinds.ts";
 import { TaskRepository } from "./records/repository.ts";
@@ -50,10 +50,19 @@ export async function resolveSigningSecret(config: Config): Promise<string> {
   return secret;
 }
 
-/** A file reference's problem in plain words, or null when its shape is acceptable. */
-export function fileReferenceProblem(ref: string, mediaRoot: string): string | null {
+/**
+ * A file reference's problem in plain words, or null when it is acceptable: its shape, an IP
+ * literal or name that is not public (unless in FETCH_ALLOW_PRIVATE_HOSTS), s3:// / gs:// without
+ * a configured store.
+ */
+export function fileReferenceProblem(ref: string, mediaRoot: string, fetch?: Config["fetch"]): string | null {
   try {
-    classifyReference(ref, { mediaRoot });
+    checkReference(ref, {
+      mediaRoot,
+      allowPrivateHosts: fetch?.allowPrivateHosts ?? [],
+      s3: fetch?.s3 !== undefined,
+      gs: fetch?.gs !== undefined,
+    });
     return null;
   } catch (error) {
     return error instanceof Error ? error.message : "invalid file reference";
@@ -72,6 +81,8 @@ export interface GatewayOptions {
   sweepIntervalMs?: number;
   /** The rate limiter's clock in ms (tests move it by hand); Date.now by default. */
   rateLimitClock?: () => number;
+  /** How often expired idempotency keys are purged (tests shorten it). */
+  idempotencyPurgeIntervalMs?: number;
 }
 
 export interface GatewayService {
@@ -122,10 +133,11 @@ export async function createGateway(options: GatewayOptions): Promise<GatewaySer
       : undefined,
     publicBaseUrl: config.publicBaseUrl,
     maxBodyBytes: config.maxBodyBytes,
-    fileReferenceCheck: (ref) => fileReferenceProblem(ref, config.mediaRoot),
+    fileReferenceCheck: (ref) => fileReferenceProblem(ref, config.mediaRoot, config.fetch),
   };
   const app = createApp(deps);
   let server: Server | undefined;
+  let stopPurging: (() => Promise<void>) | undefined;
 
   return {
     name: "gateway",
@@ -133,6 +145,7 @@ export async function createGateway(options: GatewayOptions): Promise<GatewaySer
     deps,
     start: async () => {
       await mesh?.start();
+      stopPurging ??= deps.idempotency.startPurging(options.idempotencyPurgeIntervalMs ?? IDEMPOTENCY_PURGE_INTERVAL_MS, logger);
       return new Promise<number>((resolve, reject) => {
         const s = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, (info) => {
           logger.info({ port: info.port, store: store.kind }, "gateway listening");
@@ -149,6 +162,8 @@ export async function createGateway(options: GatewayOptions): Promise<GatewaySer
         s.closeIdleConnections();
         await closed;
       }
+      await stopPurging?.();
+      stopPurging = undefined;
       await mesh?.stop();
       await store.close();
     },

@@ -6,9 +6,11 @@ HTTP/JSON API for AI voice and language processing: audio books from text files,
 ## Authentication
 Every \`/v1\` operation needs a credential: an API key in the \`API-KEY\` header, or
 \`Authorization: Bearer <token>\` carrying either an API key or an access token (a JWT signed
-HS256 with the server's secret, or RS256/ES256 with a key from the configured JWKS; \`exp\` and
-\`nbf\` are enforced and \`sub\` names the account). This includes \`POST /v1/videos/subtitle\`.
-Missing or wrong credentials → **401** \`{"detail": "…"}\` with \`WWW-Authenticate: Bearer\`.
+HS256 with the server's secret, or RS256/ES256 with a key from the configured JWKS; \`exp\` is
+required unless the operator turned that off, \`exp\` and \`nbf\` are enforced and \`sub\` names the
+account). This includes \`POST /v1/videos/subtitle\`. Missing or wrong credentials → **401**
+\`{"detail": "…"}\` with a constant \`WWW-Authenticate: Bearer realm="voiceloc"\` (plus
+\`error="invalid_token"\` for a bad credential); the reason is only in \`detail\`.
 
 ## Records and tasks
 Creating an audio book, a voice stream or a subtitle job stores the record and starts its task.
@@ -26,7 +28,7 @@ Lists are newest first and remain plain JSON arrays. \`?limit=\` (1–200, defau
 ## Idempotency
 Every creating POST accepts \`Idempotency-Key\` (1–255 characters). The same key and body within
 24 hours replays the first response with \`Idempotent-Replayed: true\`; the same key with another
-body → **409**. Only successful responses are kept.
+body → **409**. Only successful responses are kept; expired keys are deleted.
 
 ## Rate limits
 Every \`/v1\` operation except signed downloads counts against the calling credential (each API key;
@@ -39,6 +41,8 @@ in any \`w\` seconds are always served) and \`RateLimit: "per-key";r=<available>
 ## Errors
 - **422**: validation errors in the FastAPI / Pydantic v2 shape: \`{"detail": [{"type", "loc", "msg", "input", "ctx"?}]}\`,
   \`loc\` starting with \`body\`, \`query\`, \`path\` or \`header\`. Unknown body fields are ignored.
+  The echoed \`input\` is bounded: 3 levels deep, strings cut at 200 characters (ending \`…\`),
+  20 items per array or object, 100 values in all; a cut container reads \`"…"\`.
 - **401** missing or wrong credentials; **404** unknown id or another account's; **405** a known path
   with another method (with \`Allow\`); **409** idempotency conflict; **413** a body over 1 MiB
   (configurable, \`MAX_BODY_BYTES\`); **415** a body that is not \`application/json\`; **503** a
@@ -47,8 +51,15 @@ in any \`w\` seconds are always served) and \`RateLimit: "per-key";r=<available>
 
 ## Limits
 \`file\` references up to 2,048 characters; names up to 500; synthesis text 1–5,000 characters.
-File references are \`http(s)://\` URLs (private, loopback and link-local addresses are refused),
-\`s3://\` / \`gs://\` URIs, or paths relative to the server's media root (no \`..\`, no escape).
+JSON bodies nest at most 64 levels (arrays and objects); deeper is a **422** \`json_invalid\` whose
+\`ctx.error\` is "Nesting deeper than 64 levels".
+File references are \`http(s)://\` URLs, \`s3://\` / \`gs://\` URIs, or paths relative to the
+server's media root (no \`..\`, no escape). Refused with a **422** when the record is created: IP
+literals that are not public, in any spelling (loopback, private, link-local, metadata such as
+169.254.169.254, unique-local, IPv4-mapped IPv6, decimal or octal IPv4), \`localhost\`,
+cloud-metadata host names, and \`s3://\` / \`gs://\` while no such store is configured, unless the
+operator allow-listed the host. Host names that resolve to private addresses fail the task when
+it fetches them.
 
 ## Speech synthesis
 \`POST /v1/speech/synthesize\` answers **200** with \`{audio_url, duration_seconds}\`. \`language\` is a
@@ -64,7 +75,8 @@ without a cloning engine.
 
 ## Downloads
 Result links are \`/v1/files/<key>?expires=…&signature=…\` (HMAC-SHA256, 1 hour); they need no other
-credential, support \`Range\`, and answer **403** when tampered with or expired.
+credential, support \`Range\`, and answer **403** when tampered with or expired; a path that is
+not a valid key (including a malformed percent-encoding) is a **404**.
 
 ## Subtitles
 \`POST /v1/videos/subtitle\` answers **202** with a subtitle job; options \`mode\` (\`burn_in\` default |

@@ -54,4 +54,9 @@ describe("/openapi.json", () => {
     const create = doc.components.schemas.CreateAudioBook;
     expect(create.required.sort()).toEqual(["file", "name", "source_language", "target_language"]);
   });
+
+  it("states the contract's defaults: use_voice_clone defaults to false", async () => {
+    const doc: any = await (await t.request("GET", "/openapi.json", { key: null })).json();
+    expect(doc.components.schemas.CreateAudioBook.properties.use_voice_clone).toMatchObject({ type: "boolean", default: false });
+  });
 });

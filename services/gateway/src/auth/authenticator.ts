@@ -14,6 +14,8 @@ export interface JwtOptions {
   jwksUrl?: string | undefined;
   issuer?: string | undefined;
   audience?: string | undefined;
+  /** Refuse tokens without an `exp` claim (JWT_REQUIRE_EXP, default true): such a token would never expire. */
+  requireExp?: boolean | undefined;
 }
 
 /** Verified API keys are remembered this long, so a revoked key stops working within this time. */
@@ -26,7 +28,8 @@ const MAX_CREDENTIAL_LENGTH = 8192;
 /**
  * Resolves the caller from `API-KEY: <key>` or `Authorization: Bearer <key or JWT>`.
  * A bearer value shaped like a JWT is verified as an access token (HS256 with
- * JWT_SECRET, RS256/ES256 through JWKS_URL; `exp`/`nbf` enforced; `sub` is the
+ * JWT_SECRET, RS256/ES256 through JWKS_URL; `exp` required unless JWT_REQUIRE_EXP=false,
+ * `exp`/`nbf` enforced; `sub` is the
  * account); anything else is looked up as an API key.
  */
 export class Authenticator {
@@ -91,6 +94,7 @@ export class Authenticator {
     const options = {
       ...(this.jwt.issuer ? { issuer: this.jwt.issuer } : {}),
       ...(this.jwt.audience ? { audience: this.jwt.audience } : {}),
+      ...(this.jwt.requireExp === false ? {} : { requiredClaims: ["exp"] }),
     };
     let payload: JWTPayload;
     try {
@@ -101,7 +105,10 @@ export class Authenticator {
         if (!this.jwks) throw new UnauthorizedError(`Access tokens signed with ${alg} are not accepted: JWKS_URL is not configured`, "invalid_token");
         ({ payload } = await jwtVerify(token, this.jwks, { ...options, algorithms: ["RS256", "ES256"] }));
       } else {
-        throw new UnauthorizedError(`Invalid access token: algorithm '${String(alg)}' is not accepted (HS256, RS256, ES256)`, "invalid_token");
+        throw new UnauthorizedError(
+          `Invalid access token: algorithm ${JSON.stringify(String(alg).slice(0, 32))} is not accepted (HS256, RS256, ES256)`,
+          "invalid_token",
+        );
       }
     } catch (error) {
       if (error instanceof UnauthorizedError) throw error;
@@ -118,6 +125,9 @@ function describeJwtError(error: unknown, logger: Logger): string {
   if (error instanceof joseErrors.JWTExpired) return "Access token has expired";
   if (error instanceof joseErrors.JWTClaimValidationFailed) {
     if (error.claim === "nbf") return "Access token is not valid yet";
+    if (error.claim === "exp" && error.reason === "missing") {
+      return "Invalid access token: the 'exp' claim (expiry time) is required";
+    }
     return `Invalid access token: claim '${error.claim}' ${error.reason === "check_failed" ? "check failed" : error.reason.replace(/_/g, " ")}`;
   }
   if (error instanceof joseErrors.JWSSignatureVerificationFailed) return "Invalid access token: bad signature";

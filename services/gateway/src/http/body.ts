@@ -3,6 +3,7 @@ import { bodyLimit } from "hono/body-limit";
 import { parseJsonBody } from "@voiceloc/contracts";
 import { HttpProblem } from "./errors.ts";
 import type { GatewayEnv } from "./context.ts";
+import { MAX_JSON_DEPTH, boundedInput, codePointIndex, excessNestingAt } from "./limits.ts";
 
 const JSON_TYPE = /^application\/([a-z0-9.+-]*\+)?json(\s*;.*)?$/i;
 const WITH_BODY = new Set(["POST", "PUT", "PATCH"]);
@@ -21,8 +22,10 @@ export function limitBody(maxBytes: number): MiddlewareHandler<GatewayEnv> {
 /**
  * Reads a JSON request body once, answering FastAPI's 422 items for an empty body
  * (`missing` at `["body"]`), malformed JSON (`json_invalid` with Python's message
- * and position) and a non-object (`model_attributes_type`). Other content types
- * are left to the route, which answers 415.
+ * and position), JSON nested deeper than {@link MAX_JSON_DEPTH} levels (`json_invalid`
+ * at the first bracket too deep, checked before parsing) and a non-object
+ * (`model_attributes_type`, its input bounded). Other content types are left to the
+ * route, which answers 415.
  */
 export function parseJson(): MiddlewareHandler<GatewayEnv> {
   return async (c, next) => {
@@ -32,6 +35,10 @@ export function parseJson(): MiddlewareHandler<GatewayEnv> {
     const text = await c.req.text();
     if (text.trim() === "") {
       return c.json({ detail: [{ type: "missing", loc: ["body"], msg: "Field required", input: null }] }, 422);
+    }
+    const tooDeep = excessNestingAt(text, MAX_JSON_DEPTH);
+    if (tooDeep !== undefined) {
+      return c.json({ detail: [jsonTooDeepItem(codePointIndex(text, tooDeep))] }, 422);
     }
     const parsed = parseJsonBody(text);
     if (!parsed.ok) return c.json({ detail: [parsed.item] }, 422);
@@ -44,7 +51,7 @@ export function parseJson(): MiddlewareHandler<GatewayEnv> {
               type: "model_attributes_type",
               loc: ["body"],
               msg: "Input should be a valid dictionary or object to extract fields from",
-              input: value,
+              input: boundedInput(value),
             },
           ],
         },
@@ -53,5 +60,16 @@ export function parseJson(): MiddlewareHandler<GatewayEnv> {
     }
     c.set("jsonBody", value);
     return next();
+  };
+}
+
+/** The 422 item for a body nested deeper than {@link MAX_JSON_DEPTH}, in FastAPI's `json_invalid` shape. */
+export function jsonTooDeepItem(pos: number): { type: string; loc: Array<string | number>; msg: string; input: object; ctx: { error: string } } {
+  return {
+    type: "json_invalid",
+    loc: ["body", pos],
+    msg: "JSON decode error",
+    input: {},
+    ctx: { error: `Nesting deeper than ${MAX_JSON_DEPTH} levels` },
   };
 }

@@ -1,12 +1,14 @@
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+
 /**
  * Errors the HTTP edge knows how to answer. Anything else becomes a 500 with
  * a generic body (and a log line with the cause): a client's mistake is never a 500.
  */
 export class HttpProblem extends Error {
-  readonly status: number;
+  readonly status: ContentfulStatusCode;
   readonly code: string;
   readonly headers: Record<string, string>;
-  constructor(status: number, code: string, detail: string, options?: { headers?: Record<string, string>; cause?: unknown }) {
+  constructor(status: ContentfulStatusCode, code: string, detail: string, options?: { headers?: Record<string, string>; cause?: unknown }) {
     super(detail, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = "HttpProblem";
     this.status = status;
@@ -17,11 +19,14 @@ export class HttpProblem extends Error {
 
 export const AUTH_REALM = 'Bearer realm="voiceloc"';
 
+/**
+ * A 401 with a `WWW-Authenticate` challenge built from constants only: the detail (which may
+ * quote what the client sent, e.g. a token's `alg`) goes in the JSON body, never in a header,
+ * so no client value can put CR/LF, NUL or non-Latin-1 text into a header.
+ */
 export class UnauthorizedError extends HttpProblem {
   constructor(detail: string, bearerError?: "invalid_token") {
-    const challenge = bearerError
-      ? `${AUTH_REALM}, error="${bearerError}", error_description="${detail.replace(/"/g, "'")}"`
-      : AUTH_REALM;
+    const challenge = bearerError ? `${AUTH_REALM}, error="${bearerError}"` : AUTH_REALM;
     super(401, "unauthorized", detail, { headers: { "WWW-Authenticate": challenge } });
     this.name = "UnauthorizedError";
   }
@@ -54,14 +59,19 @@ export class ValueError422 extends HttpProblem {
   constructor(loc: Array<string | number>, message: string, input: unknown, type = "value_error") {
     super(422, "validation", message);
     this.name = "ValueError422";
-    this.items = [{ type, loc, msg: type === "value_error" ? `Value error, ${message}` : message, input }];
+    // FastAPI writes a ValueError in ctx through jsonable_encoder as `{}`.
+    this.items = [
+      type === "value_error"
+        ? { type, loc, msg: `Value error, ${message}`, input, ctx: { error: {} } }
+        : { type, loc, msg: message, input },
+    ];
   }
 
   /** Several value errors at once (one item each). */
   static many(problems: Array<{ loc: Array<string | number>; message: string; input: unknown }>): ValueError422 {
     const first = problems[0];
     const error = new ValueError422(first?.loc ?? ["body"], first?.message ?? "invalid", first?.input);
-    error.items.splice(0, 1, ...problems.map((p) => ({ type: "value_error", loc: p.loc, msg: `Value error, ${p.message}`, input: p.input })));
+    error.items.splice(0, 1, ...problems.map((p) => ({ type: "value_error", loc: p.loc, msg: `Value error, ${p.message}`, input: p.input, ctx: { error: {} } })));
     return error;
   }
 }

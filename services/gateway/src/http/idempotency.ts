@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { DuplicateKeyError, type Collection, type Store } from "@voiceloc/store";
+import type { Logger } from "@voiceloc/log";
 import { ConflictError } from "./errors.ts";
 
 /** A stored first response for an (account, route, Idempotency-Key). */
@@ -16,6 +17,8 @@ export interface IdempotencyDoc {
 }
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+/** How often expired idempotency keys are deleted. */
+export const IDEMPOTENCY_PURGE_INTERVAL_MS = 10 * 60 * 1000;
 
 export type Claim =
   | { kind: "new"; id: string }
@@ -88,16 +91,74 @@ export class IdempotencyStore {
   async purgeExpired(now = new Date()): Promise<number> {
     return this.docs.deleteMany({ expires_at: { $lte: now.toISOString() } });
   }
+
+  /**
+   * Purges expired keys now and then every `intervalMs` (an unref'd timer, so it never keeps the
+   * process alive); returns the function that stops it (and waits for a purge under way). A failed purge is logged and retried at
+   * the next tick.
+   */
+  startPurging(intervalMs: number, logger: Logger, now: () => Date = () => new Date()): () => Promise<void> {
+    let current: Promise<void> | undefined;
+    const tick = (): void => {
+      if (current) return;
+      current = this.purgeExpired(now())
+        .then(
+          (purged) => {
+            if (purged > 0) logger.debug({ purged }, "expired idempotency keys purged");
+          },
+          (error: unknown) => logger.warn({ err: error }, "idempotency key purge failed"),
+        )
+        .finally(() => {
+          current = undefined;
+        });
+    };
+    const timer = setInterval(tick, intervalMs);
+    timer.unref();
+    tick();
+    return async () => {
+      clearInterval(timer);
+      await current;
+    };
+  }
 }
 
-/** JSON with object keys sorted, so key order does not make two bodies differ. */
+/**
+ * JSON with object keys sorted, so key order does not make two bodies differ. Iterative (an
+ * explicit stack), so no nesting depth can overflow the call stack.
+ */
 export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
-  if (value !== null && typeof value === "object") {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
+  const out: string[] = [];
+  // Work items: a value to write, or a literal piece of text (a separator or a closing bracket).
+  const stack: Array<{ value: unknown } | { text: string }> = [{ value }];
+  while (stack.length > 0) {
+    const item = stack.pop() as { value: unknown } | { text: string };
+    if ("text" in item) {
+      out.push(item.text);
+      continue;
+    }
+    const v = item.value;
+    if (Array.isArray(v)) {
+      out.push("[");
+      stack.push({ text: "]" });
+      for (let i = v.length - 1; i >= 0; i--) {
+        // JSON.stringify writes `undefined` (and functions) in arrays as null.
+        stack.push({ value: v[i] === undefined ? null : v[i] });
+        if (i > 0) stack.push({ text: "," });
+      }
+    } else if (v !== null && typeof v === "object") {
+      const entries = Object.entries(v as Record<string, unknown>)
+        .filter(([, e]) => e !== undefined)
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+      out.push("{");
+      stack.push({ text: "}" });
+      for (let i = entries.length - 1; i >= 0; i--) {
+        const [k, e] = entries[i] as [string, unknown];
+        stack.push({ value: e });
+        stack.push({ text: `${i > 0 ? "," : ""}${JSON.stringify(k)}:` });
+      }
+    } else {
+      out.push(JSON.stringify(v) ?? "null");
+    }
   }
-  return JSON.stringify(value) ?? "null";
+  return out.join("");
 }

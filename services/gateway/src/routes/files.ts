@@ -20,8 +20,8 @@ import { HttpProblem, NotFoundError } from "../http/errors.ts";
  */
 export function registerFiles(app: Hono<GatewayEnv>, blobs: BlobStore, secret: SigningSecrets): void {
   app.on(["GET", "HEAD"], "/v1/files/*", async (c) => {
-    const key = decodeURIComponent(c.req.path.slice("/v1/files/".length));
-    if (!isValidBlobKey(key)) throw new NotFoundError("File not found");
+    const key = blobKeyOf(c.req.url);
+    if (key === undefined || !isValidBlobKey(key)) throw new NotFoundError("File not found");
     const verdict = verifyBlobSignature({ key, expires: c.req.query("expires"), signature: c.req.query("signature"), secret });
     if (!verdict.ok) {
       const detail =
@@ -56,4 +56,26 @@ export function registerFiles(app: Hono<GatewayEnv>, blobs: BlobStore, secret: S
     const stream = await blobs.createReadStream(key, { start, end });
     return c.body(Readable.toWeb(stream) as ReadableStream, status, headers);
   });
+}
+
+const FILES_PREFIX = "/v1/files/";
+
+/**
+ * The blob key named by a request URL: its raw (still percent-encoded) path after `/v1/files/`,
+ * decoded exactly once. `undefined` when the encoding is malformed (`%`, `%E0%A4%A`, an encoded
+ * lone surrogate…), which is a 404 like any other unknown key, never a URIError.
+ */
+export function blobKeyOf(requestUrl: string): string | undefined {
+  let raw: string;
+  try {
+    raw = new URL(requestUrl).pathname;
+  } catch {
+    return undefined;
+  }
+  if (!raw.startsWith(FILES_PREFIX)) return undefined;
+  try {
+    return decodeURIComponent(raw.slice(FILES_PREFIX.length));
+  } catch {
+    return undefined;
+  }
 }
