@@ -72,7 +72,14 @@ export async function startRuntime(config: Config, rootLogger: Logger): Promise<
     }
 
     if (config.services.includes("synthesis") && engines) {
-      const synthesis = createSynthesisService({ bus, blobs, speech: engines, logger: rootLogger, concurrency: config.synthesisConcurrency });
+      const synthesis = createSynthesisService({
+        bus,
+        blobs,
+        speech: engines,
+        logger: rootLogger,
+        concurrency: config.synthesisConcurrency,
+        maxCharacters: config.synthesisMaxCharacters,
+      });
       await synthesis.start();
       parts.push(synthesis);
     }
