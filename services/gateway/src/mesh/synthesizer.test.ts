@@ -73,7 +73,7 @@ describe("synthesis codes over the bus → HTTP answers", () => {
   it.each(clientCodes)("answers $code as a 422 pointing at body.$field, in the service's words", async ({ code, field }) => {
     const res = await synthesize({ text: "Hello there", language: "en", voice: code });
     expect(res.status).toBe(422);
-    const input = { text: "Hello there", voice: code, language: "English" }[field];
+    const input = { text: "Hello there", voice: code, language: "en" }[field];
     expect(await res.json()).toEqual({ detail: [{ type: "value_error", loc: ["body", field], msg: `Value error, ${code}: ${ENGINE_WORDS}`, input }] });
   });
 

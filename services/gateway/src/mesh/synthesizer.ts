@@ -11,7 +11,7 @@ type Answer = (failure: { message: string }, request: SynthesisRequest) => HttpP
 const field =
   (name: "text" | "voice" | "language"): Answer =>
   (failure, request) =>
-    new ValueError422(["body", name], failure.message, request[name]);
+    new ValueError422(["body", name], failure.message, name === "language" ? (request.languageInput ?? request.language) : request[name]);
 
 /**
  * The HTTP answer to each synthesis code, chosen on purpose (a new code fails to compile until it is

@@ -15,6 +15,8 @@ import { bodyErrorResponses, errorResponses } from "../http/responses.ts";
 export interface SynthesisRequest {
   text: string;
   language: Language;
+  /** The language as the client wrote it (a name or an ISO code), echoed as the 422 `input`. */
+  languageInput?: string;
   voice: string | null;
   format: AudioFormat;
   accountId: string;
@@ -81,6 +83,7 @@ export function registerSpeech(app: GatewayApp, deps: GatewayDeps): void {
     const result = await deps.synthesizer.synthesize({
       text: body.text,
       language,
+      languageInput: body.language,
       voice: body.voice ?? null,
       format: body.format ?? "mp3",
       accountId: c.get("principal").accountId,
