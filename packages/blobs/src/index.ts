@@ -13,7 +13,14 @@ export {
   isBlobNotFoundError,
 } from "./errors.ts";
 export type { BlobErrorCode } from "./errors.ts";
-export { MAX_BLOB_KEY_LENGTH, isValidBlobKey, validateBlobKey, validateBlobPrefix } from "./keys.ts";
+export {
+  ACCOUNT_KEY_SEGMENT_LENGTH,
+  MAX_BLOB_KEY_LENGTH,
+  accountKeySegment,
+  isValidBlobKey,
+  validateBlobKey,
+  validateBlobPrefix,
+} from "./keys.ts";
 export { DEFAULT_CONTENT_TYPE, contentRange, contentTypeFor, parseRange } from "./range.ts";
 export type { ParsedRange } from "./range.ts";
 export { MIN_SIGNING_SECRET_LENGTH, SIGNED_FILES_PATH, signBlobUrl, verifyBlobSignature } from "./sign.ts";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { InvalidBlobKeyError } from "./errors.ts";
-import { MAX_BLOB_KEY_LENGTH, isValidBlobKey, validateBlobKey, validateBlobPrefix } from "./keys.ts";
+import { ACCOUNT_KEY_SEGMENT_LENGTH, MAX_BLOB_KEY_LENGTH, accountKeySegment, isValidBlobKey, validateBlobKey, validateBlobPrefix } from "./keys.ts";
 
 describe("validateBlobKey", () => {
   it.each([
@@ -57,5 +57,27 @@ describe("validateBlobPrefix", () => {
 
   it.each(["/", "../", "a/../", "a//", "/tasks/", "a\\", "a/./"])("refuses %j", (prefix) => {
     expect(() => validateBlobPrefix(prefix)).toThrow(InvalidBlobKeyError);
+  });
+});
+
+describe("accountKeySegment", () => {
+  const ids = ["alice", "carol@example.com", "..", ".", "a/b", "a", "A", "a\\b", "%2e%2e", "a b", "ünïcödé", "\uD800", "\uDFFF", "x".repeat(128)];
+
+  it.each(ids)("makes one valid key segment of fixed length for %j", (id) => {
+    const segment = accountKeySegment(id);
+    expect(segment).toMatch(new RegExp(`^[0-9a-f]{${ACCOUNT_KEY_SEGMENT_LENGTH}}$`));
+    expect(validateBlobKey(`speech/${segment}/file.mp3`)).toBe(`speech/${segment}/file.mp3`);
+    expect(accountKeySegment(id)).toBe(segment);
+  });
+
+  it("gives every distinct id its own segment (a/b is not a's folder; case and lone surrogates count)", () => {
+    const segments = ids.map(accountKeySegment);
+    expect(new Set(segments).size).toBe(ids.length);
+    expect(accountKeySegment("a/b")).not.toBe(accountKeySegment("a"));
+    expect(`speech/${accountKeySegment("a/b")}/x`.startsWith(`speech/${accountKeySegment("a")}/`)).toBe(false);
+  });
+
+  it("is stable across releases (keys already stored keep their folder)", () => {
+    expect(accountKeySegment("alice")).toBe("dfb6f541ef82e9100159f12a84e635d4");
   });
 });

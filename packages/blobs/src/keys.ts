@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { InvalidBlobKeyError } from "./errors.ts";
 
 /** Longest key accepted, in characters (all ASCII, so also bytes). */
@@ -51,4 +52,20 @@ export function validateBlobPrefix(prefix: string): string {
   const reason = refusal(prefix, true, true);
   if (reason !== undefined) throw new InvalidBlobKeyError(String(prefix), reason);
   return prefix;
+}
+
+/** Length of {@link accountKeySegment}'s result: 128 bits of SHA-256 in lower-case hex. */
+export const ACCOUNT_KEY_SEGMENT_LENGTH = 32;
+
+/**
+ * One blob key segment for an account id (an API key's account or a JWT `sub`): the first 128 bits of
+ * SHA-256 over the id's UTF-16 code units, in lower-case hex. Every id gives a valid segment of fixed
+ * length (`carol@example.com`, `..`, `a/b`, lone surrogates, 128-character subjects), distinct ids give
+ * distinct segments (`a/b` never lands in `a`'s folder), and case-insensitive file systems cannot merge
+ * two accounts. One-way on purpose: the account is known from the record, never parsed from a key.
+ */
+export function accountKeySegment(accountId: string): string {
+  // UTF-16 code units, not UTF-8: UTF-8 encoding replaces every lone surrogate by U+FFFD, which would
+  // make different subjects collide.
+  return createHash("sha256").update(Buffer.from(accountId, "utf16le")).digest("hex").slice(0, ACCOUNT_KEY_SEGMENT_LENGTH);
 }

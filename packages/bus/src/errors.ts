@@ -83,8 +83,8 @@ export class ProvisionError extends BusError {
 
 /** A spec or option is malformed. */
 export class InvalidArgumentError extends BusError {
-  constructor(message: string) {
-    super("invalid_argument", message);
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("invalid_argument", message, options);
     this.name = "InvalidArgumentError";
   }
 }

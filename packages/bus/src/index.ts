@@ -40,3 +40,27 @@ export { DEFAULT_BACKOFF_MS } from "./core.ts";
 export { createNatsBus, type NatsBusOptions } from "./nats.ts";
 export { createInProcessBus, type InProcessBusOptions } from "./inprocess.ts";
 export { deadLetterStreamName, deadLetterSubject, maxDeliveriesAdvisorySubject } from "./engine.ts";
+export {
+  INTERNAL_REPLY_MESSAGE,
+  Refusal,
+  SYSTEM_REPLY_CODES,
+  createCatalogBus,
+  type BusCatalog,
+  type CatalogBus,
+  type EventContract,
+  type EventName,
+  type EventPayload,
+  type RefusalCode,
+  type ReplyErrorCode,
+  type ReplyPayload,
+  type RequestContract,
+  type RequestName,
+  type RequestPayload,
+  type RequestResult,
+  type SystemReplyCode,
+  type TypedRequestContext,
+  type TypedRequestHandler,
+  type WorkContract,
+  type WorkName,
+  type WorkPayload,
+} from "./catalog.ts";

@@ -6,6 +6,7 @@ import { silentLogger } from "@voiceloc/log";
 import { startNatsServer, type NatsServerHandle } from "@voiceloc/testing";
 import { createNatsBus } from "./nats.ts";
 import type { Bus, DeadLetter } from "./types.ts";
+import { describeCatalogContract } from "./testing/catalog-contract.ts";
 import { JobSchema, describeBusContract, sleep, waitFor, workTopology } from "./testing/contract.ts";
 
 let server: NatsServerHandle;
@@ -20,6 +21,11 @@ afterAll(async () => {
 
 describeBusContract("nats", async () => {
   const bus = await createNatsBus({ url: server.url, logger: silentLogger(), name: "bus-contract" });
+  return { bus, cleanup: () => bus.close({ graceMs: 5_000 }) };
+});
+
+describeCatalogContract("nats", async () => {
+  const bus = await createNatsBus({ url: server.url, logger: silentLogger(), name: "bus-catalog-contract" });
   return { bus, cleanup: () => bus.close({ graceMs: 5_000 }) };
 });
 

@@ -121,6 +121,8 @@ export const EnvSchema = z
     BLOB_STORE: z.enum(["fs", "nats"]).default("fs"),
     FFMPEG_PATH: optionalString,
     SYNTHESIS_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
+    /** Characters one synthesis request may carry; the API schema's own cap is 5,000. */
+    SYNTHESIS_MAX_CHARACTERS: z.coerce.number().int().min(1).max(5000).default(5000),
     OPENAI_BASE_URL: optionalUrl(["http:", "https:"]),
     OPENAI_API_KEY: optionalString,
     OPENAI_TTS_MODEL: z.string().min(1).default("gpt-4o-mini-tts"),
@@ -180,6 +182,7 @@ export const EnvSchema = z
       blobStore: env.BLOB_STORE,
       ffmpegPath: env.FFMPEG_PATH,
       synthesisConcurrency: env.SYNTHESIS_CONCURRENCY,
+      synthesisMaxCharacters: env.SYNTHESIS_MAX_CHARACTERS,
       fetch: {
         allowPrivateHosts: env.FETCH_ALLOW_PRIVATE_HOSTS,
         maxBytes: env.FETCH_MAX_BYTES,

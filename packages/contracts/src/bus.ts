@@ -144,8 +144,32 @@ export const SynthesizeReplySchema = z.object({
 });
 export type SynthesizeReply = z.infer<typeof SynthesizeReplySchema>;
 
-/** Error codes the synthesis service replies with (carried as RemoteError.code). */
-export const SYNTHESIS_ERROR_CODES = ["unknown_voice", "voice_language_mismatch", "language_not_supported", "text_not_speakable"] as const;
+/**
+ * The closed set of refusals the synthesis service replies with (`BUS_CATALOG.requests.synthesize.errors`).
+ * The first six are the client's doing (the gateway answers 422 pointing at the field), the last three
+ * are engine trouble (502/503).
+ */
+export const SYNTHESIS_ERROR_CODES = [
+  /** Nothing speakable: empty, whitespace or punctuation only. */
+  "text_empty",
+  /** Longer than the service's per-request limit (SYNTHESIS_MAX_CHARACTERS). */
+  "text_too_long",
+  /** The voice cannot read the text's script. */
+  "text_not_speakable",
+  "unknown_voice",
+  "voice_language_mismatch",
+  "language_not_supported",
+  /** The engine is missing, misconfigured or its service refuses this deployment's credentials. */
+  "engine_unavailable",
+  /** The engine is overloaded, rate-limited, timed out or was cancelled: retrying later may work. */
+  "engine_busy",
+  /** The engine ran and failed, or its service answered nonsense. */
+  "engine_failed",
+] as const;
+export type SynthesisErrorCode = (typeof SYNTHESIS_ERROR_CODES)[number];
+
+/** Default of SYNTHESIS_MAX_CHARACTERS: the most characters one synthesis request may carry. */
+export const DEFAULT_SYNTHESIS_MAX_CHARACTERS = 5000;
 
 export const VoiceSchema = z.object({
   name: z.string(),

@@ -3,3 +3,4 @@ export * from "./api.ts";
 export * from "./bus.ts";
 export * from "./capabilities.ts";
 export * from "./pydantic/index.ts";
+export * from "./catalog.ts";

@@ -112,7 +112,7 @@ export async function createGateway(options: GatewayOptions): Promise<GatewaySer
         ...(options.sweepIntervalMs ? { sweepIntervalMs: options.sweepIntervalMs } : {}),
       })
     : undefined;
-  const synthesis = options.bus ? busSynthesis(options.bus) : undefined;
+  const synthesis = options.bus ? busSynthesis(options.bus, { maxCharacters: config.synthesisMaxCharacters }) : undefined;
   const deps: GatewayDeps = {
     logger,
     store,

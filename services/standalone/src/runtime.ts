@@ -8,9 +8,9 @@ import type { Server } from "node:http";
 import type { Config, ServiceName } from "@voiceloc/config";
 import type { Logger } from "@voiceloc/log";
 import { blobRootFor, createFsBlobStore, createNatsBlobStore, type BlobStore } from "@voiceloc/blobs";
-import { createInProcessBus, createNatsBus, type Bus } from "@voiceloc/bus";
+import { createCatalogBus, createInProcessBus, createNatsBus, type Bus } from "@voiceloc/bus";
 import { createGateway } from "@voiceloc/gateway";
-import { CapabilitiesRequestSchema, SUBJECTS } from "@voiceloc/contracts";
+import { BUS_CATALOG } from "@voiceloc/contracts";
 import { createSynthesisService } from "@voiceloc/synthesis";
 import { createAudioBookService } from "@voiceloc/audiobook";
 import { createVoiceStreamService } from "@voiceloc/voice-stream";
@@ -63,7 +63,7 @@ export async function startRuntime(config: Config, rootLogger: Logger): Promise<
     if (workers.length > 0) {
       engines = await createEngineStack(config, rootLogger);
       const table = engines.capabilities();
-      const sub = await bus.serve(SUBJECTS.capabilities, CapabilitiesRequestSchema, () => table, { queue: "capabilities" });
+      const sub = await createCatalogBus(bus, BUS_CATALOG).serve("capabilities", () => table);
       parts.push({ name: "capabilities", stop: () => sub.stop() });
       rootLogger.info(
         { synthesis: table.synthesis.languages, recognition: table.recognition.languages, translationPairs: table.translation.pairs.length },
@@ -72,7 +72,14 @@ export async function startRuntime(config: Config, rootLogger: Logger): Promise<
     }
 
     if (config.services.includes("synthesis") && engines) {
-      const synthesis = createSynthesisService({ bus, blobs, speech: engines, logger: rootLogger, concurrency: config.synthesisConcurrency });
+      const synthesis = createSynthesisService({
+        bus,
+        blobs,
+        speech: engines,
+        logger: rootLogger,
+        concurrency: config.synthesisConcurrency,
+        maxCharacters: config.synthesisMaxCharacters,
+      });
       await synthesis.start();
       parts.push(synthesis);
     }

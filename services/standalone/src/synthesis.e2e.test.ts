@@ -1,6 +1,7 @@
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { accountKeySegment } from "@voiceloc/blobs";
 import { loadConfig } from "@voiceloc/config";
 import { LANGUAGES, type Language } from "@voiceloc/contracts";
 import { silentLogger } from "@voiceloc/log";
@@ -108,7 +109,8 @@ describe("speech synthesis end to end (single process)", () => {
     expect(Buffer.from(await range.arrayBuffer()).subarray(0, 4).toString("latin1")).toBe("RIFF");
     const tampered = body.audio_url.replace(/signature=./, (m) => (m.endsWith("A") ? `${m.slice(0, -1)}B` : `${m.slice(0, -1)}A`));
     expect((await fetch(tampered)).status).toBe(403);
-    const otherKey = body.audio_url.replace(/\/v1\/files\/speech\/alice\//, "/v1/files/speech/bob/");
+    const otherKey = body.audio_url.replace(`/v1/files/speech/${accountKeySegment("alice")}/`, `/v1/files/speech/${accountKeySegment("bob")}/`);
+    expect(otherKey).not.toBe(body.audio_url);
     expect((await fetch(otherKey)).status).toBe(403);
     const unsigned = body.audio_url.split("?")[0] ?? "";
     expect((await fetch(unsigned)).status).toBe(403);

@@ -2,17 +2,16 @@ import { randomUUID } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { BlobStore } from "@voiceloc/blobs";
-import type { Bus, BusSubscription } from "@voiceloc/bus";
+import { accountKeySegment, type BlobStore } from "@voiceloc/blobs";
+import { createCatalogBus, type Bus, type BusSubscription } from "@voiceloc/bus";
 import {
-  SUBJECTS,
-  SynthesizeRequestSchema,
-  VoicesRequestSchema,
+  BUS_CATALOG,
+  DEFAULT_SYNTHESIS_MAX_CHARACTERS,
+  type SynthesisErrorCode,
   type SynthesizeReply,
   type Voice,
-  type VoicesReply,
 } from "@voiceloc/contracts";
-import { isLanguage, synthesizeToFile, type TtsRegistry } from "@voiceloc/engines";
+import { TtsError, isLanguage, synthesizeToFile, type TtsErrorCode, type TtsRegistry } from "@voiceloc/engines";
 import type { Logger } from "@voiceloc/log";
 import type { SpeechStack } from "./engines.ts";
 
@@ -31,22 +30,60 @@ export function voiceCatalog(registry: TtsRegistry): Voice[] {
     }));
 }
 
-/** A reply error whose code the gateway maps to a 422 (the client asked for something no engine does). */
-class SynthesisRequestError extends Error {
-  readonly code: string;
-  constructor(code: string, message: string) {
-    super(message);
-    this.name = "SynthesisRequestError";
-    this.code = code;
-  }
-}
-
-const CLIENT_ERRORS: Record<string, string> = {
+/**
+ * Every engine error code, mapped on purpose to a reply code of the catalogue (a new engine code fails to
+ * compile until it is mapped here). The messages of engine errors are plain words meant for end users.
+ */
+export const TTS_ERROR_REPLY: Record<TtsErrorCode, SynthesisErrorCode> = {
+  TEXT_EMPTY: "text_empty",
+  TEXT_NOT_SPEAKABLE: "text_not_speakable",
   UNKNOWN_VOICE: "unknown_voice",
   VOICE_LANGUAGE_MISMATCH: "voice_language_mismatch",
   LANGUAGE_NOT_SUPPORTED: "language_not_supported",
-  TEXT_NOT_SPEAKABLE: "text_not_speakable",
+  ENGINE_UNAVAILABLE: "engine_unavailable",
+  ENGINE_CONFIG_INVALID: "engine_unavailable",
+  SPEECH_SERVICE_AUTH: "engine_unavailable",
+  SPEECH_SERVICE_UNAVAILABLE: "engine_unavailable",
+  SPEECH_SERVICE_RATE_LIMITED: "engine_busy",
+  SPEECH_SERVICE_TIMEOUT: "engine_busy",
+  SYNTHESIS_CANCELLED: "engine_busy",
+  SYNTHESIS_FAILED: "engine_failed",
+  SPEECH_SERVICE_REJECTED: "engine_failed",
+  SPEECH_SERVICE_BAD_RESPONSE: "engine_failed",
 };
+
+/**
+ * The words of a refusal: the engine's own for the client's mistakes (they name the voice, language or
+ * text, in plain words), fixed words for engine trouble (an engine's message may carry a program's output).
+ */
+export function refusalMessage(code: SynthesisErrorCode, engineMessage: string): string {
+  switch (code) {
+    case "text_empty":
+    case "text_too_long":
+    case "text_not_speakable":
+    case "unknown_voice":
+    case "voice_language_mismatch":
+    case "language_not_supported":
+      return engineMessage;
+    case "engine_unavailable":
+      return "No working speech engine could take the request.";
+    case "engine_busy":
+      return "The speech engine is busy or did not finish in time.";
+    case "engine_failed":
+      return "The speech engine failed on this text.";
+    default: {
+      const unmapped: never = code;
+      return unmapped;
+    }
+  }
+}
+
+/** Length in code points, as the HTTP edge counts it (Pydantic's `max_length`). */
+function characters(text: string): number {
+  let count = 0;
+  for (const _ of text) count++;
+  return count;
+}
 
 export interface SynthesisServiceOptions {
   bus: Bus;
@@ -55,6 +92,8 @@ export interface SynthesisServiceOptions {
   logger: Logger;
   /** At most this many syntheses at once in this process (engines are CPU-bound). */
   concurrency?: number;
+  /** Longest text of one request, in characters (SYNTHESIS_MAX_CHARACTERS); longer is refused as `text_too_long`. */
+  maxCharacters?: number;
 }
 
 export interface SynthesisService {
@@ -87,15 +126,24 @@ export function createSynthesisService(options: SynthesisServiceOptions): Synthe
     else active -= 1;
   };
 
+  const maxCharacters = options.maxCharacters ?? DEFAULT_SYNTHESIS_MAX_CHARACTERS;
+  const catalog = createCatalogBus(bus, BUS_CATALOG);
+
   return {
     name: "synthesis",
     async start() {
       subscriptions.push(
-        await bus.serve(
-          SUBJECTS.synthesize,
-          SynthesizeRequestSchema,
-          async (request): Promise<SynthesizeReply> => {
+        await catalog.serve(
+          "synthesize",
+          async (request, { refuse }) => {
             const log = logger.child({ requestId: request.request_id, account: request.account_id });
+            const length = characters(request.text);
+            if (length > maxCharacters) {
+              return refuse(
+                "text_too_long",
+                `The text has ${length} characters; one request may have at most ${maxCharacters} (SYNTHESIS_MAX_CHARACTERS).`,
+              );
+            }
             await acquire();
             const work = await mkdtemp(join(tmpdir(), "voiceloc-speech-"));
             const started = performance.now();
@@ -108,29 +156,28 @@ export function createSynthesisService(options: SynthesisServiceOptions): Synthe
                   { text: request.text, language: request.language, voice: request.voice ?? undefined, format: request.format, outPath },
                 );
               } catch (error) {
-                const code = (error as { code?: unknown }).code;
-                const mapped = typeof code === "string" ? CLIENT_ERRORS[code] : undefined;
-                if (mapped && error instanceof Error) throw new SynthesisRequestError(mapped, error.message);
-                throw error;
+                if (!(error instanceof TtsError)) throw error;
+                const code = TTS_ERROR_REPLY[error.code];
+                log.info({ err: error, engineCode: error.code, code }, "synthesis refused");
+                return refuse(code, refusalMessage(code, error.message));
               }
-              const key = `speech/${request.account_id}/${randomUUID()}.${request.format}`;
+              // The account id is encoded into one key segment: any allowed id (`carol@example.com`, `..`,
+              // `a/b`) makes a valid key that no other account's keys share.
+              const key = `speech/${accountKeySegment(request.account_id)}/${randomUUID()}.${request.format}`;
               await blobs.put(key, { path: result.path });
               log.info({ key, voice: result.voice, ms: Math.round(performance.now() - started), seconds: result.durationSeconds }, "synthesised");
-              return { key, duration_seconds: result.durationSeconds, voice: result.voice };
+              const reply: SynthesizeReply = { key, duration_seconds: result.durationSeconds, voice: result.voice };
+              return reply;
             } finally {
               release();
               await rm(work, { recursive: true, force: true });
             }
           },
-          { queue: "synthesis" },
+          { onInternalError: (error) => logger.error({ err: error }, "synthesis failed") },
         ),
       );
-      subscriptions.push(
-        await bus.serve(SUBJECTS.voices, VoicesRequestSchema, (): VoicesReply => ({ voices: voiceCatalog(speech.registry) }), {
-          queue: "synthesis-voices",
-        }),
-      );
-      logger.info({ languages: speech.registry.capabilities().languages }, "synthesis service ready");
+      subscriptions.push(await catalog.serve("voices", () => ({ voices: voiceCatalog(speech.registry) })));
+      logger.info({ languages: speech.registry.capabilities().languages, maxCharacters }, "synthesis service ready");
     },
     async stop() {
       for (const sub of subscriptions.splice(0).reverse()) await sub.stop();

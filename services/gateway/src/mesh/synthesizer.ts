@@ -1,25 +1,62 @@
-import { NoRespondersError, RemoteError, RequestTimeoutError, type Bus } from "@voiceloc/bus";
-import { SUBJECTS, SynthesizeReplySchema, VoicesReplySchema, type Voice } from "@voiceloc/contracts";
-import { HttpProblem, ServiceUnavailableError } from "../http/errors.ts";
-import { ValueError422 } from "../http/errors.ts";
+import { NoRespondersError, RequestTimeoutError, createCatalogBus, type Bus, type ReplyErrorCode } from "@voiceloc/bus";
+import { BUS_CATALOG, type BusCatalogue, type Voice } from "@voiceloc/contracts";
+import { HttpProblem, ServiceUnavailableError, ValueError422 } from "../http/errors.ts";
 import type { SynthesisRequest, Synthesizer } from "../routes/speech.ts";
 
-/** Where each synthesis refusal points in the request body. */
-const CLIENT_ERROR_FIELD: Record<string, string> = {
-  unknown_voice: "voice",
-  voice_language_mismatch: "voice",
-  language_not_supported: "language",
-  text_not_speakable: "text",
-  text_empty: "text",
+/** Every code the synthesis service may answer with: its refusals and the bus's system codes. */
+export type SynthesisReplyCode = ReplyErrorCode<BusCatalogue, "synthesize">;
+
+type Answer = (failure: { message: string }, request: SynthesisRequest) => HttpProblem;
+
+const field =
+  (name: "text" | "voice" | "language"): Answer =>
+  (failure, request) =>
+    new ValueError422(["body", name], failure.message, name === "language" ? (request.languageInput ?? request.language) : request[name]);
+
+/**
+ * The HTTP answer to each synthesis code, chosen on purpose (a new code fails to compile until it is
+ * mapped here): the client's mistakes are 422s pointing at the field, with the service's words (they name
+ * the voice, language or text); engine trouble is a 503 (retry later) or 502 in fixed plain words, never an
+ * engine's output.
+ */
+export const SYNTHESIS_ANSWERS: Record<SynthesisReplyCode, Answer> = {
+  text_empty: field("text"),
+  text_too_long: field("text"),
+  text_not_speakable: field("text"),
+  unknown_voice: field("voice"),
+  voice_language_mismatch: field("voice"),
+  language_not_supported: field("language"),
+  engine_unavailable: () =>
+    new ServiceUnavailableError("Speech synthesis is not available right now: no working speech engine could take the request. Retry later.", 30),
+  engine_busy: () => new ServiceUnavailableError("Speech synthesis is busy: the speech engine did not finish in time. Retry shortly.", 5),
+  engine_failed: () =>
+    new HttpProblem(502, "synthesis_failed", "Speech synthesis failed: the speech engine could not speak this text. Nothing was stored."),
+  invalid_request: () =>
+    new HttpProblem(502, "synthesis_failed", "Speech synthesis failed: the synthesis service did not accept the request (its version differs from the gateway's)."),
+  internal: () => new HttpProblem(502, "synthesis_failed", "Speech synthesis failed inside the synthesis service. Nothing was stored; retry later."),
+};
+
+/** The voice catalogue has no refusals of its own: only the bus's system codes. */
+const VOICES_ANSWERS: Record<ReplyErrorCode<BusCatalogue, "voices">, () => HttpProblem> = {
+  invalid_request: () => new HttpProblem(502, "voices_failed", "The voice catalogue could not be read: the synthesis service did not accept the request."),
+  internal: () => new HttpProblem(502, "voices_failed", "The voice catalogue could not be read: the synthesis service failed. Retry later."),
 };
 
 export interface VoiceCatalog {
   voices(): Promise<Voice[]>;
 }
 
+export interface BusSynthesisOptions {
+  timeoutMs?: number;
+  catalogTtlMs?: number;
+  /** Longest text of one request (SYNTHESIS_MAX_CHARACTERS); the route refuses longer text with a 422. */
+  maxCharacters?: number;
+}
+
 /** Speech synthesis and the voice catalogue, asked of the synthesis service over the bus. */
-export function busSynthesis(bus: Bus, options: { timeoutMs?: number; catalogTtlMs?: number } = {}): Synthesizer & VoiceCatalog {
-  const timeoutMs = options.timeoutMs ?? 120_000;
+export function busSynthesis(bus: Bus, options: BusSynthesisOptions = {}): Synthesizer & VoiceCatalog {
+  const catalog = createCatalogBus(bus, BUS_CATALOG);
+  const timeoutMs = options.timeoutMs ?? BUS_CATALOG.requests.synthesize.timeoutMs;
   const ttl = options.catalogTtlMs ?? 30_000;
   let cached: { at: number; voices: Voice[] } | undefined;
 
@@ -34,10 +71,11 @@ export function busSynthesis(bus: Bus, options: { timeoutMs?: number; catalogTtl
   };
 
   return {
+    ...(options.maxCharacters === undefined ? {} : { maxCharacters: options.maxCharacters }),
     async synthesize(request: SynthesisRequest) {
-      try {
-        const reply = await bus.request(
-          SUBJECTS.synthesize,
+      const result = await catalog
+        .request(
+          "synthesize",
           {
             text: request.text,
             language: request.language,
@@ -46,30 +84,18 @@ export function busSynthesis(bus: Bus, options: { timeoutMs?: number; catalogTtl
             account_id: request.accountId,
             request_id: request.requestId,
           },
-          { timeoutMs, schema: SynthesizeReplySchema },
-        );
-        return { key: reply.key, durationSeconds: reply.duration_seconds };
-      } catch (error) {
-        if (error instanceof RemoteError) {
-          const field = CLIENT_ERROR_FIELD[error.remoteCode];
-          if (field) {
-            const input = field === "voice" ? request.voice : field === "language" ? request.language : request.text;
-            throw new ValueError422(["body", field], error.message, input);
-          }
-          throw new HttpProblem(502, "synthesis_failed", `Speech synthesis failed: ${error.message}`);
-        }
-        return unavailable(error);
-      }
+          { timeoutMs },
+        )
+        .catch(unavailable);
+      if (!result.ok) throw SYNTHESIS_ANSWERS[result.code](result, request);
+      return { key: result.reply.key, durationSeconds: result.reply.duration_seconds };
     },
     async voices() {
       if (cached && Date.now() - cached.at < ttl) return cached.voices;
-      try {
-        const reply = await bus.request(SUBJECTS.voices, {}, { timeoutMs: 10_000, schema: VoicesReplySchema });
-        cached = { at: Date.now(), voices: reply.voices };
-        return reply.voices;
-      } catch (error) {
-        return unavailable(error);
-      }
+      const result = await catalog.request("voices", {}).catch(unavailable);
+      if (!result.ok) throw VOICES_ANSWERS[result.code]();
+      cached = { at: Date.now(), voices: result.reply.voices };
+      return result.reply.voices;
     },
   };
 }

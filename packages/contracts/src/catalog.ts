@@ -1,0 +1,79 @@
+/**
+ * The bus catalogue: every subject with its payload schema, reply schema and closed set of reply error
+ * codes, declared once. `createCatalogBus(bus, BUS_CATALOG)` from `@voiceloc/bus` types publish, consume,
+ * serve and request by it (like trigger.dev's worker catalogue), so a wrong payload or a refusal code outside
+ * the contract fails to compile. The shapes are structural: this package does not depend on the bus.
+ */
+import {
+  AudioBookWorkSchema,
+  CapabilitiesRequestSchema,
+  CapabilitiesSchema,
+  SUBJECTS,
+  SYNTHESIS_ERROR_CODES,
+  STREAMS,
+  SubtitleWorkSchema,
+  SynthesizeReplySchema,
+  SynthesizeRequestSchema,
+  TaskEventSchema,
+  VoiceStreamWorkSchema,
+  VoicesReplySchema,
+  VoicesRequestSchema,
+  WORK_QUEUES,
+  type AudioBookWork,
+  type SubtitleWork,
+  type TaskEvent,
+  type VoiceStreamWork,
+} from "./bus.ts";
+
+const NO_REFUSALS = [] as const;
+
+export const BUS_CATALOG = {
+  /** Work queues `work.<kind>`; a message is deduplicated by its task id. */
+  work: {
+    audiobook: { queue: WORK_QUEUES.audiobook, payload: AudioBookWorkSchema, messageId: (work: AudioBookWork) => work.task_id },
+    "voice-stream": { queue: WORK_QUEUES["voice-stream"], payload: VoiceStreamWorkSchema, messageId: (work: VoiceStreamWork) => work.task_id },
+    subtitle: { queue: WORK_QUEUES.subtitle, payload: SubtitleWorkSchema, messageId: (work: SubtitleWork) => work.task_id },
+  },
+  events: {
+    /** Progress of a task on `events.task.<kind>.<task id>`, deduplicated by task id and sequence. */
+    task: {
+      pattern: SUBJECTS.allTaskEvents,
+      payload: TaskEventSchema,
+      subject: (event: TaskEvent) => SUBJECTS.taskEvent(event.kind, event.task_id),
+      messageId: (event: TaskEvent) => `${event.task_id}:${event.seq}`,
+    },
+  },
+  requests: {
+    /** Speak a text, store the audio as a blob, reply with its key and measured duration. */
+    synthesize: {
+      subject: SUBJECTS.synthesize,
+      queue: "synthesis",
+      request: SynthesizeRequestSchema,
+      reply: SynthesizeReplySchema,
+      errors: SYNTHESIS_ERROR_CODES,
+      timeoutMs: 120_000,
+    },
+    /** The preset voices of the synthesis service's engines. */
+    voices: {
+      subject: SUBJECTS.voices,
+      queue: "synthesis-voices",
+      request: VoicesRequestSchema,
+      reply: VoicesReplySchema,
+      errors: NO_REFUSALS,
+      timeoutMs: 10_000,
+    },
+    /** The engines' capability table, answered by every worker process. */
+    capabilities: {
+      subject: SUBJECTS.capabilities,
+      queue: "capabilities",
+      request: CapabilitiesRequestSchema,
+      reply: CapabilitiesSchema,
+      errors: NO_REFUSALS,
+      timeoutMs: 10_000,
+    },
+  },
+  /** Streams every work queue and event family lives on. */
+  streams: [STREAMS.work, STREAMS.events],
+} as const;
+
+export type BusCatalogue = typeof BUS_CATALOG;
