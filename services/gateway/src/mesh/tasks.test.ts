@@ -230,13 +230,14 @@ describe("fair scheduling: a limit of tasks in flight per account and kind", () 
 
     const aliceIds: string[] = [];
     for (let i = 0; i < 6; i += 1) {
+      await new Promise((r) => setTimeout(r, 3)); // distinct creation times: "oldest first" is then one order
       if (i % 2 === 0) {
         const res = await t.request("POST", "/v1/audio_books/", { body: book(`alice ${i}`) });
         aliceIds.push(((await res.json()) as { id: string }).id);
       } else {
         // through the second gateway: store, then dispatch (what its route does)
         const id = `0190c4c2-8d3e-7000-8000-00000000000${i}`;
-        const at = new Date(Date.now() + i).toISOString();
+        const at = new Date().toISOString();
         const doc: AudioBookDoc = {
           id, account_id: "alice", task_status: "queued", task_progress: 0, task_error: null, result_key: null, seq: 0, published: false,
           date_created: at, date_updated: at, file: "book.txt", name: `alice ${i}`, source_language: "English", target_language: "English",

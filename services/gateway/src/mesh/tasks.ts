@@ -164,14 +164,16 @@ export class TaskMesh implements TaskDispatcher {
     if (running) return running.then(() => this.pump(kind, accountId));
     const run = (async () => {
       try {
+        const seen = new Set<string>();
         for (;;) {
-          const waiting = await this.repos[kind].waiting(accountId, this.slots.limit);
+          const waiting = (await this.repos[kind].waiting(accountId, this.slots.limit)).filter((doc) => !seen.has(doc.id));
           for (const doc of waiting) {
+            seen.add(doc.id);
             if (!(await this.slots.claim(kind, accountId, doc.id))) return;
             await this.publish(kind, doc);
             this.logger.info({ taskId: doc.id, kind, accountId }, "published waiting work");
           }
-          if (waiting.length < this.slots.limit) return;
+          if (waiting.length === 0) return;
         }
       } finally {
         this.pumps.delete(key);
