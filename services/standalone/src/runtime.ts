@@ -137,9 +137,9 @@ export async function startRuntime(config: Config, rootLogger: Logger): Promise<
   }
 }
 
-/** Asks nothing of the workers; checks that the bus itself answers. */
+/** Asks nothing of the workers; one round trip to the bus (NATS: PING/PONG with the server). */
 async function busReady(bus: Bus): Promise<void> {
-  await bus.provision({});
+  await bus.ping({ timeoutMs: 2_000 });
 }
 
 /** `/healthz` and `/readyz` for a process that runs workers only. */
