@@ -3,6 +3,7 @@
  * configuration, and a clean stop on a signal.
  */
 import { spawn } from "node:child_process";
+import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
@@ -78,7 +79,7 @@ interface Exit {
 }
 
 /** Runs the entry point; `signal` is sent once /readyz answers 200 (or never, when start-up must fail). */
-async function runMain(env: Record<string, string>, signal?: NodeJS.Signals): Promise<Exit> {
+async function runMain(env: Record<string, string>, signal?: NodeJS.Signals, beforeSignal?: () => Promise<void>): Promise<Exit> {
   const child = spawn(process.execPath, ["--import", "tsx", join(here, "main.ts")], {
     cwd: join(here, ".."),
     env: { ...process.env, HOST: "127.0.0.1", LOG_LEVEL: "info", ...env },
@@ -103,6 +104,7 @@ async function runMain(env: Record<string, string>, signal?: NodeJS.Signals): Pr
       if (Date.now() > deadline) throw new Error(`never ready:\n${output}`);
       await new Promise((r) => setTimeout(r, 200));
     }
+    if (beforeSignal) await beforeSignal();
     started = Date.now();
     child.kill(signal);
   }
@@ -122,6 +124,43 @@ describe("the entry process", () => {
     expect({ code: exit.code, signal: exit.signal }, exit.output).toEqual({ code: 0, signal: null });
     expect(exit.ms).toBeLessThan(10_000);
     expect(exit.output).toContain('"msg":"stopped"');
+  });
+
+  it("stops on SIGTERM in the middle of an audio book with exit code 0, within its shutdown timeout", async () => {
+    const dir = await tempDir("voiceloc-stop-busy-");
+    cleanups.push(() => dir.cleanup());
+    const media = join(dir.path, "media");
+    await mkdir(media, { recursive: true });
+    const paragraph = "The harbour woke slowly. Fishermen carried their nets down to the water, and gulls argued over the roofs. ";
+    await writeFile(join(media, "long.txt"), Array.from({ length: 150 }, (_, i) => `${paragraph}Part ${i + 1}.`).join("\n\n"));
+    const port = await freePort();
+    const key = "stop-busy-key-1";
+    let busy: { task_status: string; task_progress: number } | undefined;
+    const exit = await runMain(
+      // SHUTDOWN_TIMEOUT_MS=10000: a process still busy then exits with code 1
+      { SERVICES: "gateway,audiobook", DATA_DIR: dir.path, MEDIA_ROOT: media, PORT: String(port), VOICELOC_API_KEYS: `alice:${key}`, SHUTDOWN_TIMEOUT_MS: "10000" },
+      "SIGTERM",
+      async () => {
+        const headers = { "API-KEY": key, "Content-Type": "application/json" };
+        const created = (await (
+          await fetch(`http://127.0.0.1:${port}/v1/audio_books/`, {
+            method: "POST",
+            headers,
+            body: JSON.stringify({ file: "long.txt", name: "Long", source_language: "English", target_language: "English" }),
+          })
+        ).json()) as { id: string };
+        const deadline = Date.now() + 60_000;
+        for (;;) {
+          busy = (await (await fetch(`http://127.0.0.1:${port}/v1/audio_books/${created.id}`, { headers })).json()) as typeof busy;
+          if (busy?.task_status === "processing" && busy.task_progress > 0) return;
+          if (Date.now() > deadline) throw new Error(`the book never got going: ${JSON.stringify(busy)}`);
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      },
+    );
+    expect(busy?.task_status).toBe("processing");
+    expect({ code: exit.code, signal: exit.signal }, exit.output.slice(-3_000)).toEqual({ code: 0, signal: null });
+    expect(exit.ms).toBeLessThan(10_000);
   });
 
   it("refuses at start a blob store on NATS without NATS_URL, naming both variables (exit code 78)", async () => {
