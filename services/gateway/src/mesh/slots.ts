@@ -24,8 +24,8 @@ export class DispatchSlots {
     readonly limit: number,
   ) {}
 
+  /** `limit` comes from ACCOUNT_MAX_TASKS_IN_FLIGHT (validated ≥ 1 by the config); anything below 1 counts as 1. */
   static async open(store: Store, limit: number): Promise<DispatchSlots> {
-    if (!Number.isInteger(limit) || limit < 1) throw new RangeError("the per-account limit of tasks in flight must be a positive integer");
     const slots = await store.collection<SlotDoc>({
       name: SLOTS_COLLECTION,
       indexes: [
@@ -34,7 +34,7 @@ export class DispatchSlots {
         { fields: [["date_created", 1]] },
       ],
     });
-    return new DispatchSlots(slots, limit);
+    return new DispatchSlots(slots, Math.max(1, Math.floor(limit)));
   }
 
   /**

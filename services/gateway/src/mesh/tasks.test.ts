@@ -217,7 +217,8 @@ describe("fair scheduling: a limit of tasks in flight per account and kind", () 
     // a second gateway on the same store: its own TaskMesh and its own slot handle, nothing shared in memory
     const deps = t.gateway.deps;
     const repos = { audiobook: deps.audioBooks, "voice-stream": deps.voiceStreams, subtitle: deps.subtitles };
-    const second = new TaskMesh(bus, repos, await DispatchSlots.open(deps.store, 2), silentLogger(), { sweepIntervalMs: 60_000 });
+    const slots = await DispatchSlots.open(deps.store, 2);
+    const second = new TaskMesh(bus, repos, slots, silentLogger(), { sweepIntervalMs: 60_000 });
     await second.start();
     cleanups.push(() => second.stop());
 
@@ -255,6 +256,7 @@ describe("fair scheduling: a limit of tasks in flight per account and kind", () 
     expect(received.filter((id) => id !== bobId)).toEqual(aliceIds.slice(0, 2));
     const waiting = await Promise.all(aliceIds.slice(2).map((id) => deps.audioBooks.getOwned("alice", id)));
     expect(waiting.map((d) => [d?.task_status, d?.published])).toEqual(Array.from({ length: 4 }, () => ["queued", false]));
+    expect([await slots.inFlight("audiobook", "alice"), await slots.inFlight("audiobook", "bob")]).toEqual([2, 1]);
 
     // a sweep on either gateway respects the limit too
     await second.sweep();
@@ -267,6 +269,7 @@ describe("fair scheduling: a limit of tasks in flight per account and kind", () 
       await bus.publishEvent(SUBJECTS.taskEvent("audiobook", finished), event({ task_id: finished, seq: 9, status: "completed", progress: 100 }));
       await eventually(async () => received.length, (n) => n === 4 + done, `alice's task ${done + 3}`);
       expect(received.at(-1)).toBe(aliceIds[done + 2]);
+      expect(await slots.inFlight("audiobook", "alice")).toBe(2);
     }
     const all = await Promise.all(aliceIds.map((id) => deps.audioBooks.getOwned("alice", id)));
     expect(all.every((d) => d?.published === true)).toBe(true);
