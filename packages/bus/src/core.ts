@@ -622,6 +622,11 @@ export function createBusOnEngine(engine: Engine, logger: Logger): Bus {
       }
     },
 
+    async ping(options?: { timeoutMs?: number }): Promise<number> {
+      assertOpen();
+      return engine.ping(options?.timeoutMs ?? 2_000);
+    },
+
     close(options?: StopOptions) {
       closing ??= (async () => {
         await Promise.all([...subscriptions].map((s) => s.stop(options)));

@@ -69,6 +69,8 @@ export interface Engine {
   subscribe(pattern: string, options: { queue?: string }, callback: (message: CoreMessage) => void): Promise<CoreSubscription>;
   /** Throws RequestTimeoutError, NoRespondersError or BusClosedError. */
   request(subject: string, body: string, timeoutMs: number): Promise<string>;
+  /** One round trip to the server; resolves with its time in ms. Throws BusError("timeout") or BusClosedError. */
+  ping(timeoutMs: number): Promise<number>;
   /** Makes sure acks and publishes sent so far reached the server. */
   flush(): Promise<void>;
   close(): Promise<void>;

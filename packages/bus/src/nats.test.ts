@@ -133,4 +133,29 @@ describe("nats specifics", { timeout: 90_000 }, () => {
       expect(existsSync(own.storeDir)).toBe(false);
     }
   });
+
+  it("ping makes a round trip: it fails within its timeout while the server is down and answers again once it is back", async () => {
+    const own = await startNatsServer();
+    try {
+      const bus = await newBus(own.url);
+      expect(await bus.ping()).toBeGreaterThanOrEqual(0);
+      await own.halt();
+      const started = Date.now();
+      // while disconnected the client refuses at once, or the timeout decides
+      await expect(bus.ping({ timeoutMs: 1_000 })).rejects.toMatchObject({ name: "BusError", code: "timeout" });
+      expect(Date.now() - started).toBeLessThan(10_000);
+      await own.resume();
+      const deadline = Date.now() + 30_000;
+      let answered = false;
+      while (!answered && Date.now() < deadline) {
+        answered = await bus.ping({ timeoutMs: 1_000 }).then(() => true, () => false);
+        if (!answered) await sleep(200);
+      }
+      expect(answered).toBe(true);
+      await bus.close();
+      await expect(bus.ping()).rejects.toMatchObject({ code: "closed" });
+    } finally {
+      await own.stop();
+    }
+  });
 });

@@ -326,6 +326,24 @@ class NatsEngine implements Engine {
     }
   }
 
+  async ping(timeoutMs: number): Promise<number> {
+    if (this.#nc.isClosed()) throw new BusClosedError();
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new BusError("timeout", `the NATS server did not answer a ping within ${timeoutMs} ms`)), timeoutMs);
+    });
+    try {
+      // PING/PONG with the server; while disconnected it waits for a reconnect, so the timeout decides.
+      return await Promise.race([this.#nc.rtt(), timedOut]);
+    } catch (error) {
+      if (error instanceof BusError) throw error;
+      if (isClosed(error)) throw new BusClosedError({ cause: error });
+      throw new BusError("timeout", `the NATS server did not answer a ping: ${errorMessage(error)}`, { cause: error });
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   async flush(): Promise<void> {
     if (this.#nc.isClosed() || this.#nc.isDraining()) return;
     await this.#nc.flush();

@@ -236,6 +236,13 @@ export interface Bus {
   /** Throws RequestTimeoutError, NoRespondersError or RemoteError. */
   request<T = unknown>(subject: string, payload: unknown, options: RequestOptions<T>): Promise<T>;
 
+  /**
+   * One round trip to the bus (NATS: PING/PONG with the server; in-process: answers while open), for
+   * readiness checks. Resolves with the round-trip time in ms; throws BusError with code "timeout" when
+   * no answer came within `timeoutMs` (default 2 000), BusClosedError after close().
+   */
+  ping(options?: { timeoutMs?: number }): Promise<number>;
+
   /** Stops every subscription (draining handlers) and closes the connection. Idempotent. */
   close(options?: StopOptions): Promise<void>;
 }

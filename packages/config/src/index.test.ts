@@ -59,4 +59,35 @@ describe("loadConfig", () => {
     expect(() => loadConfig({ RATE_LIMIT_PER_MINUTE: "1.5" })).toThrow(/RATE_LIMIT_PER_MINUTE/);
     expect(() => loadConfig({ RATE_LIMIT_BURST: "0" })).toThrow(/RATE_LIMIT_BURST/);
   });
+
+  it("refuses settings that contradict each other, naming the variables", () => {
+    const cases: Array<[Record<string, string>, string[]]> = [
+      [{ BLOB_STORE: "nats" }, ["BLOB_STORE", "NATS_URL"]],
+      [{ SERVICES: "audiobook,synthesis" }, ["SERVICES", "NATS_URL"]],
+      [{ S3_ACCESS_KEY_ID: "AKIA0000" }, ["S3_ACCESS_KEY_ID", "S3_SECRET_ACCESS_KEY"]],
+      [{ GCS_HMAC_SECRET: "secret" }, ["GCS_HMAC_ACCESS_KEY_ID", "GCS_HMAC_SECRET"]],
+      [{ S3_ENDPOINT: "http://minio:9000" }, ["S3_ENDPOINT", "S3_ACCESS_KEY_ID"]],
+      [{ JWT_ISSUER: "https://issuer.example" }, ["JWT_ISSUER", "JWT_SECRET", "JWKS_URL"]],
+    ];
+    for (const [env, names] of cases) {
+      let error: unknown;
+      try {
+        loadConfig(env);
+      } catch (caught) {
+        error = caught;
+      }
+      expect(error, JSON.stringify(env)).toBeInstanceOf(ConfigError);
+      for (const name of names) expect((error as ConfigError).message, JSON.stringify(env)).toContain(name);
+    }
+    // the same settings made consistent are accepted
+    expect(loadConfig({ BLOB_STORE: "nats", NATS_URL: "nats://127.0.0.1:4222" }).blobStore).toBe("nats");
+    expect(loadConfig({ SERVICES: "audiobook", NATS_URL: "nats://127.0.0.1:4222" }).services).toEqual(["audiobook"]);
+    expect(loadConfig({ JWT_ISSUER: "https://issuer.example", JWT_SECRET: "s".repeat(32) }).jwt.issuer).toBe("https://issuer.example");
+  });
+
+  it("limits tasks in flight per account and kind: 4 by default, configurable, at least 1", () => {
+    expect(loadConfig({}).scheduling.accountMaxTasksInFlight).toBe(4);
+    expect(loadConfig({ ACCOUNT_MAX_TASKS_IN_FLIGHT: "12" }).scheduling.accountMaxTasksInFlight).toBe(12);
+    expect(() => loadConfig({ ACCOUNT_MAX_TASKS_IN_FLIGHT: "0" })).toThrow(/ACCOUNT_MAX_TASKS_IN_FLIGHT/);
+  });
 });

@@ -151,8 +151,13 @@ export const EnvSchema = z
     MAX_MEDIA_SECONDS: z.coerce.number().int().min(1).max(7 * 24 * 3600).default(DEFAULT_MAX_MEDIA_SECONDS),
     /** Most characters of text one audio book may have. */
     MAX_BOOK_CHARACTERS: z.coerce.number().int().min(1).max(100_000_000).default(DEFAULT_MAX_BOOK_CHARACTERS),
+    /** Scheduling: tasks of one kind one account may have published and unfinished; the rest wait queued. */
+    ACCOUNT_MAX_TASKS_IN_FLIGHT: z.coerce.number().int().min(1).max(10_000).default(4),
     /** Set by pnpm to the directory the command was run from; relative paths resolve against it. */
     INIT_CWD: optionalString,
+  })
+  .superRefine((env, ctx) => {
+    for (const problem of crossFieldProblems(env)) ctx.addIssue({ code: "custom", path: [problem.variables.join(", ")], message: problem.message });
   })
   .transform((env) => {
     const base = env.INIT_CWD ?? process.cwd();
@@ -214,6 +219,7 @@ export const EnvSchema = z
           : { perMinute: env.RATE_LIMIT_PER_MINUTE, burst: env.RATE_LIMIT_BURST ?? Math.ceil(env.RATE_LIMIT_PER_MINUTE / 6) },
       maxMediaSeconds: env.MAX_MEDIA_SECONDS,
       maxBookCharacters: env.MAX_BOOK_CHARACTERS,
+      scheduling: { accountMaxTasksInFlight: env.ACCOUNT_MAX_TASKS_IN_FLIGHT },
       openaiTts: env.OPENAI_BASE_URL
         ? { baseUrl: env.OPENAI_BASE_URL, apiKey: env.OPENAI_API_KEY, model: env.OPENAI_TTS_MODEL, voices: env.OPENAI_TTS_VOICES }
         : undefined,
@@ -221,6 +227,52 @@ export const EnvSchema = z
   });
 
 export type Config = z.output<typeof EnvSchema>;
+
+interface CrossFieldInput {
+  NATS_URL?: string | undefined;
+  BLOB_STORE: "fs" | "nats";
+  SERVICES: ServiceName[];
+  S3_ACCESS_KEY_ID?: string | undefined;
+  S3_SECRET_ACCESS_KEY?: string | undefined;
+  S3_ENDPOINT?: string | undefined;
+  GCS_HMAC_ACCESS_KEY_ID?: string | undefined;
+  GCS_HMAC_SECRET?: string | undefined;
+  JWT_SECRET?: string | undefined;
+  JWKS_URL?: string | undefined;
+  JWT_ISSUER?: string | undefined;
+  JWT_AUDIENCE?: string | undefined;
+}
+
+/**
+ * Settings that are each valid alone but contradict each other; each would otherwise be ignored
+ * silently (e.g. a blob store on NATS without a NATS server falls back to the filesystem).
+ */
+function crossFieldProblems(env: CrossFieldInput): Array<{ variables: string[]; message: string }> {
+  const problems: Array<{ variables: string[]; message: string }> = [];
+  if (env.BLOB_STORE === "nats" && !env.NATS_URL) {
+    problems.push({ variables: ["BLOB_STORE", "NATS_URL"], message: "BLOB_STORE=nats keeps blobs in NATS JetStream and needs NATS_URL" });
+  }
+  if (!env.NATS_URL && Array.isArray(env.SERVICES) && !env.SERVICES.includes("gateway")) {
+    problems.push({
+      variables: ["SERVICES", "NATS_URL"],
+      message: "a process without the gateway receives its work over NATS and needs NATS_URL (or add gateway to SERVICES)",
+    });
+  }
+  const pair = (a: string, av: string | undefined, b: string, bv: string | undefined) => {
+    if (Boolean(av) !== Boolean(bv)) problems.push({ variables: [a, b], message: `${a} and ${b} go together: set both or neither` });
+  };
+  pair("S3_ACCESS_KEY_ID", env.S3_ACCESS_KEY_ID, "S3_SECRET_ACCESS_KEY", env.S3_SECRET_ACCESS_KEY);
+  pair("GCS_HMAC_ACCESS_KEY_ID", env.GCS_HMAC_ACCESS_KEY_ID, "GCS_HMAC_SECRET", env.GCS_HMAC_SECRET);
+  if (env.S3_ENDPOINT && !env.S3_ACCESS_KEY_ID && !env.S3_SECRET_ACCESS_KEY) {
+    problems.push({ variables: ["S3_ENDPOINT", "S3_ACCESS_KEY_ID", "S3_SECRET_ACCESS_KEY"], message: "S3_ENDPOINT is used only with S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY" });
+  }
+  for (const [name, value] of [["JWT_ISSUER", env.JWT_ISSUER], ["JWT_AUDIENCE", env.JWT_AUDIENCE]] as const) {
+    if (value && !env.JWT_SECRET && !env.JWKS_URL) {
+      problems.push({ variables: [name, "JWT_SECRET", "JWKS_URL"], message: `${name} checks JWTs, which are accepted only with JWT_SECRET or JWKS_URL` });
+    }
+  }
+  return problems;
+}
 
 export class ConfigError extends Error {
   readonly code = "invalid_config";

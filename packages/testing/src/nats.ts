@@ -15,6 +15,10 @@ export interface NatsServerHandle {
   stop(): Promise<void>;
   /** Kills the server and starts it again on the same port and store dir (JetStream state survives). */
   restart(): Promise<void>;
+  /** Stops the server (SIGTERM) but keeps its port and store dir for resume(): an outage. */
+  halt(): Promise<void>;
+  /** Starts a halted server again on the same port and store dir. */
+  resume(): Promise<void>;
 }
 
 export interface StartNatsServerOptions {
@@ -224,6 +228,16 @@ export async function startNatsServer(options: StartNatsServerOptions = {}): Pro
       if (stopped) throw new NatsServerError("nats_server_start_failed", "server was stopped");
       if (current) await terminate(current);
       current = undefined;
+      current = await launch(bin, port, store.path, options);
+    },
+    async halt() {
+      if (stopped) throw new NatsServerError("nats_server_start_failed", "server was stopped");
+      if (current) await terminate(current);
+      current = undefined;
+    },
+    async resume() {
+      if (stopped) throw new NatsServerError("nats_server_start_failed", "server was stopped");
+      if (current) return;
       current = await launch(bin, port, store.path, options);
     },
   };

@@ -136,15 +136,21 @@ export function createApp(deps: GatewayDeps): GatewayApp {
     const checks: Record<string, string> = {};
     let ready = true;
     const all = [{ name: "store", check: () => deps.store.ping() }, ...(deps.readinessChecks ?? [])];
-    for (const { name, check } of all) {
-      try {
-        await check();
-        checks[name] = "ok";
-      } catch (error) {
-        ready = false;
-        checks[name] = error instanceof Error ? error.message : "failed";
-      }
-    }
+    // every dependency at once, each bounded: a server that stopped answering makes /readyz false in seconds
+    await Promise.all(
+      all.map(async ({ name, check }) => {
+        let timer: NodeJS.Timeout | undefined;
+        try {
+          await Promise.race([check(), new Promise((_, reject) => (timer = setTimeout(() => reject(new Error("no answer within 3 s")), 3_000)))]);
+          checks[name] = "ok";
+        } catch (error) {
+          ready = false;
+          checks[name] = error instanceof Error ? error.message : "failed";
+        } finally {
+          clearTimeout(timer);
+        }
+      }),
+    );
     return c.json({ status: ready ? "ready" : "not ready", checks }, ready ? 200 : 503);
   });
 

@@ -17,7 +17,8 @@ import type { GatewayApp } from "./http/context.ts";
 import { COLLECTION_OF, type AudioBookDoc, type SubtitleDoc, type TaskDispatcher, type VoiceStreamDoc } from "./records/kinds.ts";
 import { TaskRepository } from "./records/repository.ts";
 import { busSynthesis } from "./mesh/synthesizer.ts";
-import { TaskMesh } from "./mesh/tasks.ts";
+import { TaskMesh, type TaskMeshOptions } from "./mesh/tasks.ts";
+import { DispatchSlots } from "./mesh/slots.ts";
 import { busCapabilities } from "./mesh/capabilities.ts";
 import { RateLimiter } from "./http/rate-limit.ts";
 
@@ -83,6 +84,10 @@ export interface GatewayOptions {
   rateLimitClock?: () => number;
   /** How often expired idempotency keys are purged (tests shorten it). */
   idempotencyPurgeIntervalMs?: number;
+  /** Records younger than this are left to the request that stored them (tests shorten it). */
+  sweepGraceMs?: number;
+  /** Called after each progress event is projected into its record (tests sample every update). */
+  onProjected?: TaskMeshOptions["onProjected"];
 }
 
 export interface GatewayService {
@@ -108,9 +113,17 @@ export async function createGateway(options: GatewayOptions): Promise<GatewaySer
   const voiceStreams = await TaskRepository.open<VoiceStreamDoc>(store, COLLECTION_OF["voice-stream"]);
   const subtitles = await TaskRepository.open<SubtitleDoc>(store, COLLECTION_OF.subtitle);
   const mesh = options.bus
-    ? new TaskMesh(options.bus, { audiobook: audioBooks, "voice-stream": voiceStreams, subtitle: subtitles }, logger, {
-        ...(options.sweepIntervalMs ? { sweepIntervalMs: options.sweepIntervalMs } : {}),
-      })
+    ? new TaskMesh(
+        options.bus,
+        { audiobook: audioBooks, "voice-stream": voiceStreams, subtitle: subtitles },
+        await DispatchSlots.open(store, config.scheduling.accountMaxTasksInFlight),
+        logger,
+        {
+          ...(options.sweepIntervalMs ? { sweepIntervalMs: options.sweepIntervalMs } : {}),
+          ...(options.sweepGraceMs !== undefined ? { sweepGraceMs: options.sweepGraceMs } : {}),
+          ...(options.onProjected ? { onProjected: options.onProjected } : {}),
+        },
+      )
     : undefined;
   const synthesis = options.bus ? busSynthesis(options.bus, { maxCharacters: config.synthesisMaxCharacters }) : undefined;
   const deps: GatewayDeps = {

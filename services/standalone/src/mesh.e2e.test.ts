@@ -3,6 +3,10 @@ import { mkdir, readdir, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { blobRootFor, createFsBlobStore } from "@voiceloc/blobs";
+import { createNatsBus } from "@voiceloc/bus";
+import { loadConfig } from "@voiceloc/config";
+import { createGateway } from "@voiceloc/gateway";
 import { silentLogger } from "@voiceloc/log";
 import { probe, resolveFfmpeg } from "@voiceloc/media";
 import { freePort, startNatsServer, tempDir } from "@voiceloc/testing";
@@ -23,7 +27,7 @@ const procs: Proc[] = [];
 async function startProcess(services: string, env: Record<string, string>, port: number): Promise<Proc> {
   const child = spawn(process.execPath, ["--import", "tsx", join(here, "main.ts")], {
     cwd: join(here, ".."),
-    env: { ...process.env, ...env, SERVICES: services, PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "info" },
+    env: { ...process.env, SHUTDOWN_TIMEOUT_MS: "20000", ...env, SERVICES: services, PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "info" },
     stdio: ["ignore", "pipe", "pipe"],
   });
   const proc: Proc = { child, port, output: [] };
@@ -44,15 +48,26 @@ async function startProcess(services: string, env: Record<string, string>, port:
   throw new Error(`${services} did not become ready:\n${proc.output.join("")}`);
 }
 
+/** SIGTERM to every process still running; each must exit on its own with code 0, well before the shutdown timeout. */
 async function stopAll(): Promise<void> {
+  const problems: string[] = [];
   for (const p of procs.splice(0)) {
     if (p.child.exitCode === null && p.child.signalCode === null) {
-      const exited = new Promise((r) => p.child.once("exit", r));
+      const exited = new Promise<[number | null, NodeJS.Signals | null]>((r) => p.child.once("exit", (code, signal) => r([code, signal])));
+      const started = Date.now();
       p.child.kill("SIGTERM");
-      await exited;
+      const [code, signal] = await exited;
+      const ms = Date.now() - started;
+      if (code !== 0 || signal !== null || ms > SHUTDOWN_BOUND_MS) {
+        problems.push(`port ${p.port}: exit code ${String(code)}, signal ${String(signal)}, after ${ms} ms\n${p.output.join("").slice(-2_000)}`);
+      }
     }
   }
+  expect(problems).toEqual([]);
 }
+
+/** Processes get SHUTDOWN_TIMEOUT_MS=20000: a hang is cut at 20 s with exit code 1; a clean stop takes far less. */
+const SHUTDOWN_BOUND_MS = 12_000;
 
 // Every test gets its own nats-server and processes: durable consumers (the gateway's projection,
 // the work queues) must not be shared with the processes of another test.
@@ -61,7 +76,10 @@ beforeEach(async () => {
   dir = await tempDir("voiceloc-mesh-");
 });
 
+const inProcessCleanups: Array<() => Promise<void>> = [];
+
 afterEach(async () => {
+  for (const cleanup of inProcessCleanups.splice(0).reverse()) await cleanup();
   await stopAll();
   await nats?.stop();
   await dir?.cleanup();
@@ -184,13 +202,13 @@ describe("gateway and the task workers as separate processes over nats-server", 
 });
 
 describe("a book whose worker is killed mid-way", () => {
-  it("resumes from its checkpoints in a new worker process and completes without redoing finished chunks", async () => {
+  it("resumes from its checkpoints in a new worker process, completes without redoing finished chunks, and task_progress never moves backwards on any projection update", async () => {
     const media = join(dir.path, "media-resume");
     await mkdir(media, { recursive: true });
     const paragraph =
       "The old harbour town woke slowly, as it always had. Fishermen carried their nets down to the water, " +
       "and the baker opened his shutters to let the smell of bread into the street. Gulls argued over the roofs. ";
-    await writeFile(join(media, "harbour.txt"), Array.from({ length: 120 }, (_, i) => `${paragraph}This is part ${i + 1}.`).join("\n\n"));
+    await writeFile(join(media, "harbour.txt"), Array.from({ length: 60 }, (_, i) => `${paragraph}This is part ${i + 1}.`).join("\n\n"));
     const dataDir = join(dir.path, "resume");
     const gatewayPort = await freePort();
     const base = `http://127.0.0.1:${gatewayPort}`;
@@ -202,7 +220,29 @@ describe("a book whose worker is killed mid-way", () => {
       SIGNING_SECRET: "mesh-signing-secret-0123456789-abcdef",
       PUBLIC_BASE_URL: base,
     };
-    await startProcess("gateway", common, gatewayPort);
+    // The gateway runs in this process so that every projection update can be sampled as it is stored.
+    const progressOf = new Map<string, number[]>();
+    const gatewayBus = await createNatsBus({ url: nats.url, logger: silentLogger(), name: "test-gateway" });
+    const config = loadConfig({ ...common, SERVICES: "gateway", PORT: String(gatewayPort), HOST: "127.0.0.1", LOG_LEVEL: "silent" });
+    const gatewayBlobs = createFsBlobStore({ root: blobRootFor(config.dataDir) });
+    const gateway = await createGateway({
+      config,
+      logger: silentLogger(),
+      bus: gatewayBus,
+      blobs: gatewayBlobs,
+      onProjected: (event, record) => {
+        if (!record) return;
+        const seen = progressOf.get(record.id) ?? [];
+        seen.push(record.task_progress);
+        progressOf.set(record.id, seen);
+      },
+    });
+    await gateway.start();
+    inProcessCleanups.push(async () => {
+      await gateway.stop();
+      await gatewayBus.close({ graceMs: 5_000 });
+      await gatewayBlobs.close();
+    });
     const first = await startProcess("audiobook", common, await freePort());
     const headers = { "API-KEY": KEY, "Content-Type": "application/json" };
     const book = (await (
@@ -227,6 +267,8 @@ describe("a book whose worker is killed mid-way", () => {
     const finishedBeforeKill = (await chunkFiles()).length;
     const midway = (await (await fetch(`${base}/v1/audio_books/${book.id}`, { headers })).json()) as { task_status: string; task_progress: number };
     expect(midway.task_status).toBe("processing");
+    // progress had risen before the kill, so a retry opening at 0 would show as a drop
+    expect(midway.task_progress).toBeGreaterThan(0);
 
     const second = await startProcess("audiobook", common, await freePort());
     const until = Date.now() + 240_000;
@@ -248,5 +290,12 @@ describe("a book whose worker is killed mid-way", () => {
     expect(summary.resumed).toBeGreaterThanOrEqual(finishedBeforeKill);
     expect(summary.spoken).toBe(summary.chunks - summary.resumed);
     expect(summary.spoken).toBeLessThan(summary.chunks);
-  });
+
+    const samples = progressOf.get(book.id) ?? [];
+    const drops = samples.flatMap((value, i) => (i > 0 && value < Math.max(...samples.slice(0, i)) ? [`#${i}: ${value} after ${Math.max(...samples.slice(0, i))}`] : []));
+    expect(drops, `progress samples: ${samples.join(", ")}`).toEqual([]);
+    // the redelivery's events were projected too (not just the first delivery's)
+    expect(samples.length).toBeGreaterThan(5);
+    expect(samples.at(-1)).toBe(100);
+  }, 300_000);
 });

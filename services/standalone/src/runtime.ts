@@ -19,6 +19,8 @@ import { createEngineStack, type EngineStack } from "./engines.ts";
 interface Part {
   name: string;
   stop(): Promise<void>;
+  /** Task workers: stopped together, each letting running tasks finish for a grace period. */
+  worker?: true;
 }
 
 export interface Runtime {
@@ -33,15 +35,32 @@ const NOT_YET_BUILT: ServiceName[] = ["subtitle"];
 
 export async function startRuntime(config: Config, rootLogger: Logger): Promise<Runtime> {
   const parts: Part[] = [];
-  const stopAll = async () => {
-    for (const part of parts.splice(0).reverse()) {
-      try {
-        await part.stop();
-      } catch (error) {
-        rootLogger.error({ err: error, part: part.name }, "error while stopping");
-      }
+  const stopOne = async (part: Part) => {
+    try {
+      await part.stop();
+    } catch (error) {
+      rootLogger.error({ err: error, part: part.name }, "error while stopping");
     }
   };
+  // Reverse order of start; the task workers together, so their grace periods overlap and the
+  // whole stop fits in SHUTDOWN_TIMEOUT_MS (a task cut short is redelivered and resumes).
+  const stopAll = async () => {
+    const ordered = parts.splice(0).reverse();
+    for (let i = 0; i < ordered.length; ) {
+      const part = ordered[i]!;
+      if (!part.worker) {
+        await stopOne(part);
+        i += 1;
+        continue;
+      }
+      let end = i;
+      while (end < ordered.length && ordered[end]!.worker) end += 1;
+      await Promise.all(ordered.slice(i, end).map(stopOne));
+      i = end;
+    }
+  };
+  /** Grace for running tasks: half the shutdown timeout less a second; the bus then waits at most 5 s more. */
+  const workerGrace = { graceMs: Math.max(0, Math.floor(config.shutdownTimeoutMs / 2) - 1_000) };
   try {
     const bus: Bus = config.natsUrl
       ? await createNatsBus({ url: config.natsUrl, logger: rootLogger.child({ component: "bus" }), name: `voiceloc-${config.services.join("+")}` })
@@ -101,9 +120,10 @@ export async function startRuntime(config: Config, rootLogger: Logger): Promise<
         fetch: fetchSettings,
         logger: rootLogger,
         concurrency: config.workerConcurrency,
+        maxBookCharacters: config.maxBookCharacters,
       });
       await audiobook.start();
-      parts.push(audiobook);
+      parts.push({ name: audiobook.name, worker: true, stop: () => audiobook.stop(workerGrace) });
     }
     if (config.services.includes("voice-stream") && engines) {
       const voiceStream = createVoiceStreamService({
@@ -116,9 +136,10 @@ export async function startRuntime(config: Config, rootLogger: Logger): Promise<
         fetch: fetchSettings,
         logger: rootLogger,
         concurrency: config.workerConcurrency,
+        maxMediaSeconds: config.maxMediaSeconds,
       });
       await voiceStream.start();
-      parts.push(voiceStream);
+      parts.push({ name: voiceStream.name, worker: true, stop: () => voiceStream.stop(workerGrace) });
     }
 
     let port: number;
@@ -144,9 +165,9 @@ export async function startRuntime(config: Config, rootLogger: Logger): Promise<
   }
 }
 
-/** Asks nothing of the workers; checks that the bus itself answers. */
+/** Asks nothing of the workers; one round trip to the bus (NATS: PING/PONG with the server). */
 async function busReady(bus: Bus): Promise<void> {
-  await bus.provision({});
+  await bus.ping({ timeoutMs: 2_000 });
 }
 
 /** `/healthz` and `/readyz` for a process that runs workers only. */

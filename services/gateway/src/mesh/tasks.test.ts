@@ -2,16 +2,29 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createInProcessBus, outcome, type Bus } from "@voiceloc/bus";
 import { SUBJECTS, WORK_QUEUES, WorkMessageSchema, type TaskEvent, type WorkMessage } from "@voiceloc/contracts";
 import { silentLogger } from "@voiceloc/log";
-import { startTestGateway, type TestGateway } from "../testing/harness.ts";
+import { startTestGateway, BOB_KEY, type TestGateway } from "../testing/harness.ts";
+import type { AudioBookDoc } from "../records/kinds.ts";
+import { DispatchSlots } from "./slots.ts";
+import { TaskMesh, type TaskMeshOptions } from "./tasks.ts";
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-async function setup(options: { sweepIntervalMs?: number } = {}): Promise<{ t: TestGateway; bus: Bus }> {
+interface SetupOptions {
+  sweepIntervalMs?: number;
+  sweepGraceMs?: number;
+  onProjected?: TaskMeshOptions["onProjected"];
+  env?: Record<string, string>;
+  /** Wraps the bus the gateway uses (e.g. to count publishes the in-process bus would deduplicate). */
+  wrap?: (bus: Bus) => Bus;
+}
+
+async function setup(options: SetupOptions = {}): Promise<{ t: TestGateway; bus: Bus }> {
   const bus = createInProcessBus({ logger: silentLogger() });
-  const t = await startTestGateway({ PORT: "0", HOST: "127.0.0.1" }, { bus, ...options });
+  const { env, wrap, ...rest } = options;
+  const t = await startTestGateway({ PORT: "0", HOST: "127.0.0.1", ...env }, { bus: wrap ? wrap(bus) : bus, ...rest });
   await t.gateway.start();
   cleanups.push(async () => {
     await t.close();
@@ -58,9 +71,6 @@ describe("task mesh: work out, progress back", () => {
     const read = async () => (await (await t.request("GET", `/v1/audio_books/${created.id}`)).json()) as Record<string, unknown>;
     await bus.publishEvent(SUBJECTS.taskEvent("audiobook", created.id), event({ task_id: created.id, seq: 1, progress: 10 }));
     await eventually(read, (r) => r.task_progress === 10 && r.task_status === "processing", "progress 10");
-    await bus.publishEvent(SUBJECTS.taskEvent("audiobook", created.id), event({ task_id: created.id, seq: 3, progress: 60 }));
-    // a stale event (lower sequence) arriving late never moves the record backwards
-    await bus.publishEvent(SUBJECTS.taskEvent("audiobook", created.id), event({ task_id: created.id, seq: 2, progress: 30 }));
     await bus.publishEvent(
       SUBJECTS.taskEvent("audiobook", created.id),
       event({ task_id: created.id, seq: 4, status: "completed", progress: 100, result_key: `results/audiobook/${created.id}.mp3` }),
@@ -68,8 +78,66 @@ describe("task mesh: work out, progress back", () => {
     const done = await eventually(read, (r) => r.task_status === "completed", "completion");
     expect(done.task_progress).toBe(100);
     expect(String(done.localized_file)).toMatch(new RegExp(`^http://api.test/v1/files/results/audiobook/${created.id}\\.mp3\\?expires=\\d+&signature=`));
-    const history = await read();
-    expect(history.task_progress).toBe(100);
+  });
+
+  it("a stale event or a retry's opening event never moves task_progress backwards, on any projection update", async () => {
+    const samples: Array<{ seq: number; status: string | undefined; progress: number | undefined }> = [];
+    let projected!: () => void;
+    let expected = 0;
+    const allProjected = new Promise<void>((resolve) => (projected = resolve));
+    const { t, bus } = await setup({
+      onProjected: (e, record) => {
+        samples.push({ seq: e.seq, status: record?.task_status, progress: record?.task_progress });
+        if (samples.length === expected) projected();
+      },
+    });
+    const created = (await (
+      await t.request("POST", "/v1/audio_books/", { body: { file: "book.txt", name: "Backwards", source_language: "English", target_language: "English" } })
+    ).json()) as { id: string };
+    const events: TaskEvent[] = [
+      event({ task_id: created.id, seq: 1, progress: 10 }),
+      event({ task_id: created.id, seq: 3, progress: 60 }),
+      // an earlier event arriving late (lower seq, lower progress)
+      event({ task_id: created.id, seq: 2, progress: 30 }),
+      // a redelivery after a crash opens at 0 with a higher seq
+      event({ task_id: created.id, seq: 1_000_001, progress: 0 }),
+      event({ task_id: created.id, seq: 1_000_002, progress: 40 }),
+      event({ task_id: created.id, seq: 1_000_003, progress: 75 }),
+      event({ task_id: created.id, seq: 1_999_999, status: "completed", progress: 100, result_key: "results/x.mp3" }),
+    ];
+    expected = events.length;
+    for (const e of events) await bus.publishEvent(SUBJECTS.taskEvent("audiobook", created.id), e, { msgId: `${created.id}:${e.seq}` });
+    await allProjected;
+    expect(samples.map((x) => x.progress)).toEqual([10, 60, 60, 60, 60, 75, 100]);
+    // status follows the newest event only: the stale one changed nothing, the redelivery's did
+    expect(samples.map((x) => x.status)).toEqual(["processing", "processing", "processing", "processing", "processing", "processing", "completed"]);
+    const record = (await (await t.request("GET", `/v1/audio_books/${created.id}`)).json()) as Record<string, unknown>;
+    expect(record).toMatchObject({ task_status: "completed", task_progress: 100 });
+  });
+
+  it("a failure keeps the highest progress reached", async () => {
+    const samples: number[] = [];
+    let projected!: () => void;
+    const done = new Promise<void>((resolve) => (projected = resolve));
+    const { t, bus } = await setup({
+      onProjected: (e, record) => {
+        samples.push(record?.task_progress ?? -1);
+        if (e.status === "failed") projected();
+      },
+    });
+    const created = (await (
+      await t.request("POST", "/v1/audio_books/", { body: { file: "book.txt", name: "Fails", source_language: "English", target_language: "English" } })
+    ).json()) as { id: string };
+    await bus.publishEvent(SUBJECTS.taskEvent("audiobook", created.id), event({ task_id: created.id, seq: 1, progress: 70 }));
+    await bus.publishEvent(SUBJECTS.taskEvent("audiobook", created.id), event({ task_id: created.id, seq: 1_000_001, progress: 0 }));
+    await bus.publishEvent(
+      SUBJECTS.taskEvent("audiobook", created.id),
+      event({ task_id: created.id, seq: 1_999_999, status: "failed", progress: 0, error: "The text file is empty." }),
+    );
+    await done;
+    expect(samples).toEqual([70, 70, 70]);
+    const record = (await (await t.request("GET", `/v1/audio_books/${created.id}`)).json()) as Record<string, unknown>;
+    expect(record).toMatchObject({ task_status: "failed", task_progress: 70, task_error: "The text file is empty." });
   });
 
   it("marks a dead-lettered task failed with a reason in plain words", async () => {
@@ -85,38 +153,146 @@ describe("task mesh: work out, progress back", () => {
     expect(failed.task_error).toBe("The task could not be processed: the audio file could not be decoded");
   });
 
-  it("re-publishes a record whose work was never published (crash between store and publish)", async () => {
-    const { t, bus } = await setup({ sweepIntervalMs: 200 });
-    // Store a record directly, as if the process died before publishing.
-    const now = new Date(Date.now() - 60_000).toISOString();
+  it("re-publishes a record whose work was never published (crash between store and publish), and only once", async () => {
+    const published: string[] = [];
+    // Count publishes before the bus: the in-process bus drops a repeated message id, which would hide a sweep
+    // that re-published the same record on every pass.
+    const counting = (bus: Bus): Bus =>
+      new Proxy(bus, {
+        get(target, prop, receiver) {
+          if (prop === "publishWork") {
+            return (subject: string, payload: unknown, options: { msgId: string }) => {
+              published.push(options.msgId);
+              return target.publishWork(subject, payload, options);
+            };
+          }
+          return Reflect.get(target, prop, receiver) as unknown;
+        },
+      });
+    const { t, bus } = await setup({ sweepIntervalMs: 60_000, wrap: counting });
     const id = "0190c4c2-8d3e-7000-8000-000000000001";
-    await t.gateway.deps.subtitles.create({
-      id,
-      account_id: "alice",
-      task_status: "queued",
-      task_progress: 0,
-      task_error: null,
-      result_key: null,
-      seq: 0,
-      published: false,
-      date_created: now,
-      date_updated: now,
-      file: "clip.mp4",
-      source_language: "English",
-      target_language: "French",
-      mode: "burn_in",
-      subtitle_format: "srt",
-      subtitle_key: null,
-    });
+    await t.gateway.deps.subtitles.create(storedSubtitle(id, "alice", new Date(Date.now() - 60_000)));
     const received: string[] = [];
     const sub = await bus.consumeWork(WORK_QUEUES.subtitle, WorkMessageSchema, async ({ data }) => {
       received.push(data.task_id);
       return outcome.ack();
     });
     cleanups.push(() => sub.stop());
-    await eventually(async () => received, (r) => r.includes(id), "the sweep to publish the record");
-    // once published, the sweep leaves it alone (and the bus deduplicates by task id anyway)
-    await new Promise((r) => setTimeout(r, 600));
-    expect(received.filter((x) => x === id)).toHaveLength(1);
+    const mesh = t.gateway.deps.dispatcher as TaskMesh;
+    for (let pass = 0; pass < 3; pass += 1) await mesh.sweep();
+    await eventually(async () => received, (r) => r.includes(id), "the work message");
+    expect(published.filter((x) => x === id)).toHaveLength(1);
+    const record = await t.gateway.deps.subtitles.getOwned("alice", id);
+    expect(record?.published).toBe(true);
+  });
+});
+
+function storedSubtitle(id: string, account: string, created: Date) {
+  const at = created.toISOString();
+  return {
+    id,
+    account_id: account,
+    task_status: "queued" as const,
+    task_progress: 0,
+    task_error: null,
+    result_key: null,
+    seq: 0,
+    published: false,
+    date_created: at,
+    date_updated: at,
+    file: "clip.mp4",
+    source_language: "English" as const,
+    target_language: "French" as const,
+    mode: "burn_in" as const,
+    subtitle_format: "srt" as const,
+    subtitle_key: null,
+  };
+}
+
+describe("fair scheduling: a limit of tasks in flight per account and kind", () => {
+  const book = (name: string) => ({ file: "book.txt", name, source_language: "English", target_language: "English" });
+
+  it("holds an account's excess tasks queued in the store, publishes another account's at once, and releases them oldest first as tasks finish, across two gateways sharing the store", async () => {
+    const { t, bus } = await setup({ env: { ACCOUNT_MAX_TASKS_IN_FLIGHT: "2" }, sweepIntervalMs: 60_000 });
+    // a second gateway on the same store: its own TaskMesh and its own slot handle, nothing shared in memory
+    const deps = t.gateway.deps;
+    const repos = { audiobook: deps.audioBooks, "voice-stream": deps.voiceStreams, subtitle: deps.subtitles };
+    const slots = await DispatchSlots.open(deps.store, 2);
+    const second = new TaskMesh(bus, repos, slots, silentLogger(), { sweepIntervalMs: 60_000 });
+    await second.start();
+    cleanups.push(() => second.stop());
+
+    const received: string[] = [];
+    const sub = await bus.consumeWork(WORK_QUEUES.audiobook, WorkMessageSchema, async ({ data }) => {
+      received.push(data.task_id);
+      return outcome.ack();
+    });
+    cleanups.push(() => sub.stop());
+
+    const aliceIds: string[] = [];
+    for (let i = 0; i < 6; i += 1) {
+      await new Promise((r) => setTimeout(r, 3)); // distinct creation times: "oldest first" is then one order
+      if (i % 2 === 0) {
+        const res = await t.request("POST", "/v1/audio_books/", { body: book(`alice ${i}`) });
+        aliceIds.push(((await res.json()) as { id: string }).id);
+      } else {
+        // through the second gateway: store, then dispatch (what its route does)
+        const id = `0190c4c2-8d3e-7000-8000-00000000000${i}`;
+        const at = new Date().toISOString();
+        const doc: AudioBookDoc = {
+          id, account_id: "alice", task_status: "queued", task_progress: 0, task_error: null, result_key: null, seq: 0, published: false,
+          date_created: at, date_updated: at, file: "book.txt", name: `alice ${i}`, source_language: "English", target_language: "English",
+          audio_book_cover: null, use_voice_clone: false, preset_voice_name: null, voice_clone_sample: null,
+        };
+        await deps.audioBooks.create(doc);
+        await second.dispatch("audiobook", doc);
+        aliceIds.push(id);
+      }
+    }
+    const bobRes = await t.request("POST", "/v1/audio_books/", { body: book("bob"), key: BOB_KEY });
+    const bobId = ((await bobRes.json()) as { id: string }).id;
+
+    await eventually(async () => received, (r) => r.includes(bobId) && r.length === 3, "alice's first two and bob's one");
+    expect(received.filter((id) => id !== bobId)).toEqual(aliceIds.slice(0, 2));
+    const waiting = await Promise.all(aliceIds.slice(2).map((id) => deps.audioBooks.getOwned("alice", id)));
+    expect(waiting.map((d) => [d?.task_status, d?.published])).toEqual(Array.from({ length: 4 }, () => ["queued", false]));
+    expect([await slots.inFlight("audiobook", "alice"), await slots.inFlight("audiobook", "bob")]).toEqual([2, 1]);
+
+    // a sweep on either gateway respects the limit too
+    await second.sweep();
+    await (deps.dispatcher as TaskMesh).sweep();
+    expect(received).toHaveLength(3);
+
+    // each finished task lets the account's oldest waiting one go, never more than two in flight
+    for (let done = 0; done < 4; done += 1) {
+      const finished = aliceIds[done]!;
+      await bus.publishEvent(SUBJECTS.taskEvent("audiobook", finished), event({ task_id: finished, seq: 9, status: "completed", progress: 100 }));
+      await eventually(async () => received.length, (n) => n === 4 + done, `alice's task ${done + 3}`);
+      expect(received.at(-1)).toBe(aliceIds[done + 2]);
+      expect(await slots.inFlight("audiobook", "alice")).toBe(2);
+    }
+    const all = await Promise.all(aliceIds.map((id) => deps.audioBooks.getOwned("alice", id)));
+    expect(all.every((d) => d?.published === true)).toBe(true);
+  });
+
+  it("publishes, after a crash, records stored but never published, within the account's limit", async () => {
+    const { t, bus } = await setup({ env: { ACCOUNT_MAX_TASKS_IN_FLIGHT: "2" }, sweepIntervalMs: 60_000 });
+    const received: string[] = [];
+    const sub = await bus.consumeWork(WORK_QUEUES.subtitle, WorkMessageSchema, async ({ data }) => {
+      received.push(data.task_id);
+      return outcome.ack();
+    });
+    cleanups.push(() => sub.stop());
+    const ids = [1, 2, 3].map((n) => `0190c4c2-8d3e-7000-8000-00000000010${n}`);
+    for (const [n, id] of ids.entries()) await t.gateway.deps.subtitles.create(storedSubtitle(id, "alice", new Date(Date.now() - 60_000 + n)));
+    await t.gateway.deps.subtitles.create(storedSubtitle("0190c4c2-8d3e-7000-8000-000000000200", "bob", new Date(Date.now() - 50_000)));
+    const mesh = t.gateway.deps.dispatcher as TaskMesh;
+    await mesh.sweep();
+    await eventually(async () => received.length, (n) => n === 3, "three work messages");
+    expect(received.sort()).toEqual([ids[0], ids[1], "0190c4c2-8d3e-7000-8000-000000000200"].sort());
+    await mesh.sweep();
+    expect(received).toHaveLength(3);
+    const third = await t.gateway.deps.subtitles.getOwned("alice", ids[2]!);
+    expect(third).toMatchObject({ task_status: "queued", published: false });
   });
 });

@@ -12,7 +12,8 @@ import {
 } from "@voiceloc/contracts";
 import type { Logger } from "@voiceloc/log";
 import type { AudioBookDoc, SubtitleDoc, TaskDispatcher, VoiceStreamDoc } from "../records/kinds.ts";
-import type { TaskDoc, TaskRepository } from "../records/repository.ts";
+import { FINISHED_STATUSES, type TaskDoc, type TaskRepository } from "../records/repository.ts";
+import type { DispatchSlots } from "./slots.ts";
 
 export interface TaskRepositories {
   audiobook: TaskRepository<AudioBookDoc>;
@@ -49,50 +50,61 @@ export function workMessageFor(kind: TaskKind, doc: TaskDoc): WorkMessage {
   }
 }
 
-/** Applies one progress event to its record; stale events (lower seq) change nothing. */
+/**
+ * Applies one progress event to its record: status follows the newest event (stale ones, with a
+ * lower seq, change no status), progress only rises (a redelivery opening at 0 never lowers it),
+ * completion means 100 and a failure keeps the highest progress reached.
+ */
 export async function projectEvent(repos: TaskRepositories, event: TaskEvent): Promise<boolean> {
   const set: Partial<SubtitleDoc> = {
     task_status: event.status,
-    task_progress: event.status === "completed" ? 100 : event.progress,
     task_error: event.status === "failed" ? (event.error ?? "The task failed") : null,
     date_updated: event.at,
   };
   if (event.result_key !== undefined) set.result_key = event.result_key;
   if (event.kind === "subtitle" && event.subtitle_key !== undefined) set.subtitle_key = event.subtitle_key;
   const repo = repos[event.kind] as TaskRepository<TaskDoc>;
-  const updated = await repo.applyIfNewer(event.task_id, event.seq, set as Partial<TaskDoc>);
-  return updated !== null;
+  return repo.applyEvent(event.task_id, event.seq, set as Partial<TaskDoc>, event.status === "completed" ? 100 : event.progress);
+}
+
+export interface TaskMeshOptions {
+  /** Re-publish sweep period. Default 30 000 ms. */
+  sweepIntervalMs?: number;
+  /** Records younger than this are left to the request that created them. Default 5 000 ms. */
+  sweepGraceMs?: number;
+  /** Called after each event is projected, with the record as stored then (tests sample it). */
+  onProjected?: (event: TaskEvent, record: TaskDoc | null) => void;
 }
 
 /**
  * The gateway's side of the task pipeline: publishes work for stored records (deduplicated by
- * task id), re-publishes records whose publish never happened (start-up and periodic sweep),
- * projects progress events into records, and marks dead-lettered tasks failed.
+ * task id) as long as the account has a free place in flight for that kind (`DispatchSlots`;
+ * the rest wait `queued` in the store and go out, oldest first, as the account's earlier tasks
+ * finish), re-publishes records whose publish never happened (start-up and periodic sweep, within
+ * the same limit), projects progress events into records, and marks dead-lettered tasks failed.
  */
 export class TaskMesh implements TaskDispatcher {
   private readonly subscriptions: BusSubscription[] = [];
   private sweepTimer: NodeJS.Timeout | undefined;
   private sweeping: Promise<void> | undefined;
+  /** One pump per kind and account at a time in this process (the store decides across processes). */
+  private readonly pumps = new Map<string, Promise<void>>();
 
   constructor(
     private readonly bus: Bus,
     private readonly repos: TaskRepositories,
+    private readonly slots: DispatchSlots,
     private readonly logger: Logger,
-    private readonly options: { sweepIntervalMs?: number; sweepGraceMs?: number } = {},
+    private readonly options: TaskMeshOptions = {},
   ) {}
 
   async start(): Promise<void> {
     await this.bus.provision({ streams: [STREAMS.work, STREAMS.events], queues: Object.values(WORK_QUEUES) });
     this.subscriptions.push(
-      await this.bus.subscribeEvents(
-        SUBJECTS.allTaskEvents,
-        TaskEventSchema,
-        async ({ data }) => {
-          const applied = await projectEvent(this.repos, data);
-          this.logger.debug({ taskId: data.task_id, seq: data.seq, status: data.status, progress: data.progress, applied }, "task event");
-        },
-        { durable: PROJECTION_DURABLE, stream: STREAMS.events.name },
-      ),
+      await this.bus.subscribeEvents(SUBJECTS.allTaskEvents, TaskEventSchema, ({ data }) => this.onEvent(data), {
+        durable: PROJECTION_DURABLE,
+        stream: STREAMS.events.name,
+      }),
     );
     for (const queue of Object.values(WORK_QUEUES)) {
       this.subscriptions.push(await this.bus.onDeadLetter(queue, (letter) => this.failDeadLetter(letter)));
@@ -107,22 +119,28 @@ export class TaskMesh implements TaskDispatcher {
     if (this.sweepTimer) clearInterval(this.sweepTimer);
     await this.sweeping;
     for (const sub of this.subscriptions.splice(0).reverse()) await sub.stop({ graceMs: 5_000 });
+    await Promise.allSettled([...this.pumps.values()]);
   }
 
+  /** Publishes the record's work if its account has a free place; otherwise it waits queued. */
   async dispatch(kind: TaskKind, doc: TaskDoc): Promise<void> {
-    await this.bus.publishWork(SUBJECTS.work(kind), workMessageFor(kind, doc), { msgId: doc.id });
-    await this.repos[kind].markPublished(doc.id);
+    if (!(await this.slots.claim(kind, doc.account_id, doc.id))) {
+      this.logger.debug({ taskId: doc.id, kind, accountId: doc.account_id, limit: this.slots.limit }, "task waits for a place in flight");
+      return;
+    }
+    await this.publish(kind, doc);
   }
 
-  /** Publishes records stored but never published (a crash between store and publish). */
+  /** Publishes waiting records (crash between store and publish, or places freed) and frees places of finished tasks. */
   sweep(): Promise<void> {
     this.sweeping ??= (async () => {
       try {
         const olderThan = new Date(Date.now() - (this.options.sweepGraceMs ?? 5_000)).toISOString();
+        await this.freeFinishedSlots(olderThan);
         for (const kind of Object.keys(this.repos) as TaskKind[]) {
-          for (const doc of await this.repos[kind].unpublished(olderThan, 500)) {
-            await this.dispatch(kind, doc);
-            this.logger.info({ taskId: doc.id, kind }, "re-published work that was never published");
+          let account: string | undefined;
+          while ((account = await this.repos[kind].nextWaitingAccount(account, olderThan)) !== undefined) {
+            await this.pump(kind, account);
           }
         }
       } catch (error) {
@@ -132,6 +150,65 @@ export class TaskMesh implements TaskDispatcher {
       }
     })();
     return this.sweeping;
+  }
+
+  private async publish(kind: TaskKind, doc: TaskDoc): Promise<void> {
+    await this.bus.publishWork(SUBJECTS.work(kind), workMessageFor(kind, doc), { msgId: doc.id });
+    await this.repos[kind].markPublished(doc.id);
+  }
+
+  /** Publishes the account's waiting records of this kind, oldest first, while it has free places. */
+  private pump(kind: TaskKind, accountId: string): Promise<void> {
+    const key = `${kind}:${accountId}`;
+    const running = this.pumps.get(key);
+    if (running) return running.then(() => this.pump(kind, accountId));
+    const run = (async () => {
+      try {
+        const seen = new Set<string>();
+        for (;;) {
+          const waiting = (await this.repos[kind].waiting(accountId, this.slots.limit)).filter((doc) => !seen.has(doc.id));
+          for (const doc of waiting) {
+            seen.add(doc.id);
+            if (!(await this.slots.claim(kind, accountId, doc.id))) return;
+            await this.publish(kind, doc);
+            this.logger.info({ taskId: doc.id, kind, accountId }, "published waiting work");
+          }
+          if (waiting.length === 0) return;
+        }
+      } finally {
+        this.pumps.delete(key);
+      }
+    })();
+    this.pumps.set(key, run);
+    return run;
+  }
+
+  private async onEvent(event: TaskEvent): Promise<void> {
+    const applied = await projectEvent(this.repos, event);
+    this.logger.debug({ taskId: event.task_id, seq: event.seq, status: event.status, progress: event.progress, applied }, "task event");
+    if (this.options.onProjected) this.options.onProjected(event, await this.repos[event.kind].get(event.task_id));
+    if (event.status === "completed" || event.status === "failed") await this.finished(event.task_id);
+  }
+
+  /** Frees a finished task's place and hands it to the account's oldest waiting task. */
+  private async finished(taskId: string): Promise<void> {
+    try {
+      const slot = await this.slots.release(taskId);
+      if (slot) await this.pump(slot.kind, slot.account_id);
+    } catch (error) {
+      // the sweep frees the place and publishes the waiting work later
+      this.logger.warn({ err: error, taskId }, "could not hand a freed place to waiting work");
+    }
+  }
+
+  /** Places whose task finished (or vanished) without the place being freed, e.g. a crash in between. */
+  private async freeFinishedSlots(olderThan: string): Promise<void> {
+    for (const slot of await this.slots.claimedBefore(olderThan, 5_000)) {
+      const doc = await this.repos[slot.kind].get(slot.task_id);
+      if (doc && !FINISHED_STATUSES.includes(doc.task_status)) continue;
+      await this.slots.release(slot.task_id);
+      this.logger.info({ taskId: slot.task_id, kind: slot.kind, accountId: slot.account_id }, "freed the place of a finished task");
+    }
   }
 
   private async failDeadLetter(letter: DeadLetter): Promise<void> {
@@ -148,5 +225,6 @@ export class TaskMesh implements TaskDispatcher {
     const repo = this.repos[kind] as TaskRepository<TaskDoc>;
     const failed = await repo.failIfUnfinished(taskId, reason, new Date().toISOString());
     this.logger.warn({ taskId, kind, reason, applied: failed }, "task dead-lettered");
+    await this.finished(taskId);
   }
 }

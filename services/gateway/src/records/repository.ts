@@ -42,7 +42,12 @@ export const TASK_INDEXES = [
   { fields: [["account_id", 1], ["date_created", -1], ["id", -1]] as Array<[string, 1 | -1]> },
   { fields: [["account_id", 1], ["task_status", 1], ["date_created", -1], ["id", -1]] as Array<[string, 1 | -1]> },
   { fields: [["published", 1], ["date_created", 1]] as Array<[string, 1 | -1]> },
+  // the scheduler's walk over accounts with waiting work, oldest first within an account
+  { fields: [["published", 1], ["account_id", 1], ["date_created", 1]] as Array<[string, 1 | -1]> },
 ];
+
+/** Statuses after which a task takes no more work. */
+export const FINISHED_STATUSES: readonly TaskStatus[] = ["completed", "failed"];
 
 /** One repository for every kind of task record; each record belongs to one account. */
 export class TaskRepository<T extends TaskDoc> {
@@ -55,6 +60,11 @@ export class TaskRepository<T extends TaskDoc> {
   async create(doc: T): Promise<T> {
     await this.collection.insert(doc);
     return doc;
+  }
+
+  /** The record by id, whoever owns it (internal use: projection, scheduler). */
+  async get(id: string): Promise<T | null> {
+    return this.collection.get(id);
   }
 
   /** The record if it exists and belongs to the account; null otherwise (callers answer 404 either way). */
@@ -91,9 +101,29 @@ export class TaskRepository<T extends TaskDoc> {
     return this.collection.updateOne({ id, account_id: accountId }, set);
   }
 
-  /** Applies a progress update only if its sequence number is newer than the record's. */
-  async applyIfNewer(id: string, seq: number, set: Partial<T>): Promise<T | null> {
-    return this.collection.updateOne({ id, seq: { $lt: seq } }, { ...set, seq } as Partial<T>);
+  /**
+   * Applies a progress event. Status, error and result follow the newest event (highest `seq`);
+   * `task_progress` only ever rises, whatever the order or the number of deliveries: a retry's
+   * opening event at 0 never lowers it. Each step is one conditional update, so two projections
+   * racing on the same record keep both rules. Returns whether the event's status was applied.
+   */
+  async applyEvent(id: string, seq: number, set: Partial<T>, progress: number): Promise<boolean> {
+    const fields = { ...set } as Partial<T> & { task_progress?: number };
+    delete fields.task_progress;
+    // newer and not lower: status and progress together
+    if (await this.collection.updateOne({ id, seq: { $lt: seq }, task_progress: { $lte: progress } }, { ...fields, task_progress: progress, seq } as Partial<T>)) {
+      return true;
+    }
+    // newer, but the record already shows more progress: status only
+    if (await this.collection.updateOne({ id, seq: { $lt: seq } }, { ...fields, seq } as Partial<T>)) return true;
+    // stale (an earlier event arriving late): it may still carry more progress than recorded
+    await this.raiseProgress(id, progress);
+    return false;
+  }
+
+  /** Raises `task_progress` to `progress` when that is higher; never lowers it. */
+  async raiseProgress(id: string, progress: number): Promise<boolean> {
+    return (await this.collection.updateOne({ id, task_progress: { $lt: progress } }, { task_progress: progress } as Partial<T>)) !== null;
   }
 
   /** Marks a task failed unless it already finished (dead letters arrive at least once). */
@@ -109,11 +139,23 @@ export class TaskRepository<T extends TaskDoc> {
     await this.collection.updateOne({ id }, { published: true } as Partial<T>);
   }
 
-  /** Records whose work message may never have been published (oldest first). */
-  async unpublished(olderThan: string, limit: number): Promise<T[]> {
+  /** One account's records waiting to be published, oldest first. */
+  async waiting(accountId: string, limit: number): Promise<T[]> {
     return this.collection.find(
-      { published: false, date_created: { $lt: olderThan } },
-      { sort: [["date_created", 1]], limit },
+      { published: false, account_id: accountId, task_status: "queued" },
+      { sort: [["date_created", 1], ["id", 1]], limit },
     );
+  }
+
+  /**
+   * The first account (in id order) after `afterAccount` that has a record waiting to be published
+   * since before `olderThan`; undefined when none. Walks accounts without reading their records.
+   */
+  async nextWaitingAccount(afterAccount: string | undefined, olderThan: string): Promise<string | undefined> {
+    const [doc] = await this.collection.find(
+      { published: false, account_id: { $gt: afterAccount }, date_created: { $lt: olderThan } },
+      { sort: [["account_id", 1], ["date_created", 1]], limit: 1 },
+    );
+    return doc?.account_id;
   }
 }

@@ -1,0 +1,175 @@
+/**
+ * Process lifecycle: readiness that follows the real dependencies, start-up refusing contradictory
+ * configuration, and a clean stop on a signal.
+ */
+import { spawn } from "node:child_process";
+import { mkdir, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterEach, describe, expect, it } from "vitest";
+import { loadConfig } from "@voiceloc/config";
+import { silentLogger } from "@voiceloc/log";
+import { freePort, startNatsServer, tempDir, type NatsServerHandle } from "@voiceloc/testing";
+import { startRuntime, type Runtime } from "./runtime.ts";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+async function readyz(port: number): Promise<{ status: number; body: { status: string; checks: Record<string, string> } }> {
+  const res = await fetch(`http://127.0.0.1:${port}/readyz`);
+  return { status: res.status, body: (await res.json()) as { status: string; checks: Record<string, string> } };
+}
+
+/** Polls /readyz on every port until each answers `status`; returns how long that took. */
+async function untilReady(ports: number[], status: number, withinMs: number): Promise<number> {
+  const started = Date.now();
+  for (;;) {
+    const answers = await Promise.all(ports.map((port) => readyz(port)));
+    if (answers.every((a) => a.status === status)) return Date.now() - started;
+    if (Date.now() - started > withinMs) throw new Error(`/readyz did not turn ${status} within ${withinMs} ms: ${JSON.stringify(answers)}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+describe("/readyz follows the bus", () => {
+  let nats: NatsServerHandle;
+
+  it("turns 503 within seconds of nats-server stopping and 200 again once it is back, on the gateway and on a workers-only process", async () => {
+    nats = await startNatsServer();
+    cleanups.push(() => nats.stop());
+    const dir = await tempDir("voiceloc-ready-");
+    cleanups.push(() => dir.cleanup());
+    const start = async (services: string, data: string): Promise<Runtime> => {
+      const port = await freePort();
+      const runtime = await startRuntime(
+        loadConfig({ SERVICES: services, NATS_URL: nats.url, DATA_DIR: join(dir.path, data), PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "silent" }),
+        silentLogger(),
+      );
+      cleanups.push(() => runtime.stop());
+      return runtime;
+    };
+    const gateway = await start("gateway", "gw");
+    const worker = await start("synthesis", "worker");
+    const ports = [gateway.port, worker.port];
+    expect((await readyz(gateway.port)).body).toEqual({ status: "ready", checks: { store: "ok", bus: "ok" } });
+    expect((await readyz(worker.port)).body).toEqual({ status: "ready", checks: { bus: "ok" } });
+
+    await nats.halt();
+    const downAfter = await untilReady(ports, 503, 10_000);
+    expect(downAfter).toBeLessThan(10_000);
+    const down = await readyz(gateway.port);
+    expect(down.body.status).toBe("not ready");
+    expect(down.body.checks.store).toBe("ok");
+    expect(down.body.checks.bus).not.toBe("ok");
+
+    await nats.resume();
+    await untilReady(ports, 200, 30_000);
+    expect((await readyz(gateway.port)).body.checks).toEqual({ store: "ok", bus: "ok" });
+  });
+});
+
+interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  ms: number;
+  output: string;
+}
+
+/** Runs the entry point; `signal` is sent once /readyz answers 200 (or never, when start-up must fail). */
+async function runMain(env: Record<string, string>, signal?: NodeJS.Signals, beforeSignal?: () => Promise<void>): Promise<Exit> {
+  const child = spawn(process.execPath, ["--import", "tsx", join(here, "main.ts")], {
+    cwd: join(here, ".."),
+    env: { ...process.env, HOST: "127.0.0.1", LOG_LEVEL: "info", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  child.stdout.on("data", (d: Buffer) => (output += d.toString()));
+  child.stderr.on("data", (d: Buffer) => (output += d.toString()));
+  const exited = new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.once("exit", (code, sig) => resolve([code, sig])));
+  cleanups.push(async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    await exited;
+  });
+  let started = Date.now();
+  if (signal) {
+    const port = Number(env.PORT);
+    const deadline = Date.now() + 90_000;
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`exited before it was ready:\n${output}`);
+      const ok = await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status === 200, () => false);
+      if (ok) break;
+      if (Date.now() > deadline) throw new Error(`never ready:\n${output}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    if (beforeSignal) await beforeSignal();
+    started = Date.now();
+    child.kill(signal);
+  }
+  // bounded either way: a process that should have refused to start but runs is killed after 30 s
+  const limit = setTimeout(() => child.kill("SIGKILL"), 30_000);
+  const [code, sig] = await exited;
+  clearTimeout(limit);
+  return { code, signal: sig, ms: Date.now() - started, output };
+}
+
+describe("the entry process", () => {
+  it.each(["SIGTERM", "SIGINT"] as const)("stops on %s with exit code 0, well before its shutdown timeout", async (signal) => {
+    const dir = await tempDir("voiceloc-stop-");
+    cleanups.push(() => dir.cleanup());
+    // SHUTDOWN_TIMEOUT_MS=20000: a hang would end after 20 s with exit code 1
+    const exit = await runMain({ SERVICES: "gateway", DATA_DIR: dir.path, PORT: String(await freePort()), SHUTDOWN_TIMEOUT_MS: "20000" }, signal);
+    expect({ code: exit.code, signal: exit.signal }, exit.output).toEqual({ code: 0, signal: null });
+    expect(exit.ms).toBeLessThan(10_000);
+    expect(exit.output).toContain('"msg":"stopped"');
+  });
+
+  it("stops on SIGTERM in the middle of an audio book with exit code 0, within its shutdown timeout", async () => {
+    const dir = await tempDir("voiceloc-stop-busy-");
+    cleanups.push(() => dir.cleanup());
+    const media = join(dir.path, "media");
+    await mkdir(media, { recursive: true });
+    const paragraph = "The harbour woke slowly. Fishermen carried their nets down to the water, and gulls argued over the roofs. ";
+    await writeFile(join(media, "long.txt"), Array.from({ length: 150 }, (_, i) => `${paragraph}Part ${i + 1}.`).join("\n\n"));
+    const port = await freePort();
+    const key = "stop-busy-key-1";
+    let busy: { task_status: string; task_progress: number } | undefined;
+    const exit = await runMain(
+      // SHUTDOWN_TIMEOUT_MS=10000: a process still busy then exits with code 1
+      { SERVICES: "gateway,audiobook", DATA_DIR: dir.path, MEDIA_ROOT: media, PORT: String(port), VOICELOC_API_KEYS: `alice:${key}`, SHUTDOWN_TIMEOUT_MS: "10000" },
+      "SIGTERM",
+      async () => {
+        const headers = { "API-KEY": key, "Content-Type": "application/json" };
+        const created = (await (
+          await fetch(`http://127.0.0.1:${port}/v1/audio_books/`, {
+            method: "POST",
+            headers,
+            body: JSON.stringify({ file: "long.txt", name: "Long", source_language: "English", target_language: "English" }),
+          })
+        ).json()) as { id: string };
+        const deadline = Date.now() + 60_000;
+        for (;;) {
+          busy = (await (await fetch(`http://127.0.0.1:${port}/v1/audio_books/${created.id}`, { headers })).json()) as typeof busy;
+          if (busy?.task_status === "processing" && busy.task_progress > 0) return;
+          if (Date.now() > deadline) throw new Error(`the book never got going: ${JSON.stringify(busy)}`);
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      },
+    );
+    expect(busy?.task_status).toBe("processing");
+    expect({ code: exit.code, signal: exit.signal }, exit.output.slice(-3_000)).toEqual({ code: 0, signal: null });
+    expect(exit.ms).toBeLessThan(10_000);
+  });
+
+  it("refuses at start a blob store on NATS without NATS_URL, naming both variables (exit code 78)", async () => {
+    const dir = await tempDir("voiceloc-badcfg-");
+    cleanups.push(() => dir.cleanup());
+    const exit = await runMain({ SERVICES: "gateway", DATA_DIR: dir.path, PORT: String(await freePort()), BLOB_STORE: "nats", NATS_URL: "" });
+    expect(exit.code).toBe(78);
+    expect(exit.output).toContain("BLOB_STORE");
+    expect(exit.output).toContain("NATS_URL");
+    expect(exit.output).not.toContain('"msg":"ready"');
+  });
+});
