@@ -74,7 +74,7 @@ describe("synthesis codes over the bus → HTTP answers", () => {
     const res = await synthesize({ text: "Hello there", language: "en", voice: code });
     expect(res.status).toBe(422);
     const input = { text: "Hello there", voice: code, language: "en" }[field];
-    expect(await res.json()).toEqual({ detail: [{ type: "value_error", loc: ["body", field], msg: `Value error, ${code}: ${ENGINE_WORDS}`, input }] });
+    expect(await res.json()).toEqual({ detail: [{ type: "value_error", loc: ["body", field], msg: `Value error, ${code}: ${ENGINE_WORDS}`, input, ctx: { error: {} } }] });
   });
 
   it.each(engineCodes)("answers $code as a $status in fixed plain words", async ({ code, status }) => {
