@@ -116,6 +116,7 @@ export const EnvSchema = z
     OPENAI_STT_MODEL: z.string().min(1).default("whisper-1"),
     OPENAI_MT_MODEL: optionalString,
     WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(1),
+    SUBTITLE_MAX_SECONDS: z.coerce.number().int().min(1).max(86_400).default(3600),
     /** Set by pnpm to the directory the command was run from; relative paths resolve against it. */
     INIT_CWD: optionalString,
   })
@@ -170,6 +171,7 @@ export const EnvSchema = z
           ? { baseUrl: env.OPENAI_BASE_URL, apiKey: env.OPENAI_API_KEY, model: env.OPENAI_MT_MODEL }
           : undefined,
       workerConcurrency: env.WORKER_CONCURRENCY,
+      subtitleMaxSeconds: env.SUBTITLE_MAX_SECONDS,
       openaiTts: env.OPENAI_BASE_URL
         ? { baseUrl: env.OPENAI_BASE_URL, apiKey: env.OPENAI_API_KEY, model: env.OPENAI_TTS_MODEL, voices: env.OPENAI_TTS_VOICES }
         : undefined,
