@@ -20,7 +20,7 @@ import {
   buildBurnInArgs,
   buildCappedSpeechWavArgs,
   buildSoftSubtitleTrackArgs,
-  MediaError,
+  FfmpegFailedError,
   MP4_COPYABLE_AUDIO_CODECS,
   videoContainerFor,
   videoExtension,
@@ -86,6 +86,9 @@ const TRANSLATION = "translation.json";
 
 /** Progress milestones (percent) at the end of each stage. */
 const P = { fetched: 4, probed: 6, extracted: 12, recognised: 60, translated: 70, written: 72, rendered: 99 } as const;
+
+/** What the MP4 muxer says about a stream it cannot carry. */
+const CODEC_NOT_IN_MP4 = /codec not currently supported in container|Could not find tag for codec/i;
 
 /** Largest batch of segment texts sent to the translator in one call. */
 const TRANSLATION_BATCH_CHARS = 2_000;
@@ -340,7 +343,7 @@ export function createSubtitleHandler(deps: SubtitlePipelineDeps): TaskHandler<S
         }),
       );
     } catch (error) {
-      if (error instanceof MediaError && error.code === "FFMPEG_FAILED" && task.mode === "side_file") {
+      if (task.mode === "side_file" && error instanceof FfmpegFailedError && error.stderrTail.some((line) => CODEC_NOT_IN_MP4.test(line))) {
         throw notVideo("its picture cannot be carried in an MP4 file without re-encoding; use mode burn_in.", error);
       }
       throw mediaFailure(error);

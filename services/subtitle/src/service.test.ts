@@ -1,16 +1,20 @@
 import { randomUUID } from "node:crypto";
 import { readFile, writeFile } from "node:fs/promises";
+import { createServer, type Server } from "node:http";
+import { createApertiumEngine, createMtRegistry, createOpenAiTranslator } from "@voiceloc/engines";
 import { join } from "node:path";
 import { GLOBAL_ARGS, inputArgs, runProcess, UNTRUSTED_MEDIA_DEMUXERS } from "@voiceloc/media";
-import { makeTestVideo, tempDir } from "@voiceloc/testing";
+import { freePort, makeTestVideo, tempDir } from "@voiceloc/testing";
 import { checkpointKey, SEQ_DELIVERY_SPAN } from "@voiceloc/worker";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseSubtitles } from "./formats.ts";
+import { SUBTITLE_FONTS } from "./languages.ts";
 import {
   createStack,
   grayFrame,
   makeSpokenVideo,
   meanDifference,
+  missingGlyphs,
   startService,
   type ServiceHarness,
   type SpokenVideo,
@@ -218,5 +222,56 @@ describe("subtitle service (in-process bus)", () => {
       const id = await h.submit({ file: "talk.mp4", source: "English", target: "English", mode: "side_file", format: "vtt" });
       await completed(id);
     });
+  });
+});
+
+describe("a right-to-left target through an OpenAI-compatible translation server", () => {
+  const URDU = "آج موسم بہت اچھا ہے۔";
+  let server: Server;
+  let urdu: ServiceHarness;
+  let requests = 0;
+
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      req.resume();
+      req.on("end", () => {
+        requests++;
+        res.writeHead(200, { "Content-Type": "application/json" });
+        res.end(JSON.stringify({ choices: [{ index: 0, finish_reason: "stop", message: { role: "assistant", content: URDU } }] }));
+      });
+    });
+    const port = await freePort();
+    await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
+    const translator = createOpenAiTranslator({ baseUrl: `http://127.0.0.1:${port}`, apiKey: "test", model: "stand-in", logger: stack.logger });
+    const mt = createMtRegistry([translator, await createApertiumEngine({ logger: stack.logger })]);
+    urdu = await startService({ ...stack, mt }, { mediaRoot: root.path, maxSeconds: MAX_SECONDS });
+  });
+
+  afterAll(async () => {
+    await urdu?.cleanup();
+    await new Promise((resolve) => server?.close(resolve));
+  });
+
+  it("English → Urdu burn_in draws the Urdu cues with a font that has every glyph", async () => {
+    const id = await urdu.submit({ file: "talk.mp4", source: "English", target: "Urdu", mode: "burn_in", format: "srt" });
+    const end = await urdu.finished(id);
+    expect(end.error ?? null).toBeNull();
+    expect(requests).toBeGreaterThan(0);
+    const cues = parseSubtitles(await readFile(await urdu.download(end.subtitle_key as string), "utf8"));
+    expect(cues.length).toBeGreaterThanOrEqual(1);
+    for (const cue of cues) expect(cue.lines.join(" ")).toBe(URDU);
+
+    const burned = await urdu.download(end.result_key as string);
+    const cue = cues[0];
+    const at = ((cue?.start ?? 0) + (cue?.end ?? 0)) / 2;
+    const before = await grayFrame(stack.media, video.path, at);
+    const after = await grayFrame(stack.media, burned, at);
+    const lower = meanDifference(before.pixels, after.pixels, before.width, Math.floor(before.height * 0.6), before.height);
+    const upper = meanDifference(before.pixels, after.pixels, before.width, 0, Math.floor(before.height * 0.4));
+    expect(lower, `lower ${lower}, upper ${upper}`).toBeGreaterThan(1.5);
+    expect(lower).toBeGreaterThan(upper * 10);
+    // The same line drawn with the font the worker chose for Urdu needs no glyph from elsewhere.
+    expect(SUBTITLE_FONTS.Urdu).toBe("Noto Nastaliq Urdu");
+    expect(await missingGlyphs(stack.media, root.path, video.path, cue?.lines.join(" ") ?? "", SUBTITLE_FONTS.Urdu)).toEqual([]);
   });
 });

@@ -1,14 +1,15 @@
 /** Test harness: real engines and ffmpeg, an fs blob store, a real bus, generated videos under a temp media root. */
 import { randomUUID } from "node:crypto";
-import { mkdir } from "node:fs/promises";
+import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { createFsBlobStore, type BlobStore } from "@voiceloc/blobs";
 import { createInProcessBus, type Bus } from "@voiceloc/bus";
 import { SUBJECTS, TaskEventSchema, WORK_QUEUES, type Language, type SubtitleWork, type TaskEvent } from "@voiceloc/contracts";
 import { createApertiumEngine, createMtRegistry, createPocketsphinxEngine, createSttRegistry, type MtRegistry, type SttRegistry } from "@voiceloc/engines";
 import { silentLogger, type Logger } from "@voiceloc/log";
-import { createMediaToolkit, GLOBAL_ARGS, inputArgs, resolveFfmpeg, runProcess, UNTRUSTED_MEDIA_DEMUXERS, WAV_DEMUXERS, type MediaToolkit } from "@voiceloc/media";
+import { buildBurnInArgs, createMediaToolkit, GLOBAL_ARGS, inputArgs, resolveFfmpeg, runProcess, UNTRUSTED_MEDIA_DEMUXERS, WAV_DEMUXERS, type MediaToolkit } from "@voiceloc/media";
 import { makeSpeechWav, makeTestVideo, tempDir } from "@voiceloc/testing";
+import { writeSrt } from "../formats.ts";
 import { createSubtitleService, type SubtitleService, type SubtitleServiceOptions } from "../service.ts";
 
 export interface Stack {
@@ -190,4 +191,16 @@ export function meanDifference(a: Buffer, b: Buffer, width: number, fromRow: num
     }
   }
   return n === 0 ? 0 : sum / n;
+}
+
+/** Code points libass could not find in the requested font while drawing `text`. */
+export async function missingGlyphs(tools: MediaToolkit, workDir: string, videoPath: string, text: string, fontName: string): Promise<string[]> {
+  const srt = join(workDir, `line-${fontName.replace(/\W+/g, "-")}.srt`);
+  await writeFile(srt, writeSrt([{ start: 0, end: 1, lines: [text] }]), "utf8");
+  const args = buildBurnInArgs({ video: videoPath, subtitles: srt, output: join(workDir, "out.mp4"), style: { fontName }, preset: "ultrafast" });
+  const result = await tools.run(args);
+  return result.stderrTail.flatMap((line) => {
+    const match = /Glyph (0x[0-9A-Fa-f]+) not found/.exec(line);
+    return match?.[1] === undefined ? [] : [match[1].toUpperCase()];
+  });
 }
