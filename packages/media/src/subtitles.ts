@@ -66,6 +66,9 @@ export function buildCappedSpeechWavArgs(spec: CappedSpeechWavArgs): string[] {
 /** Audio codecs the MP4 muxer carries as they are (copied, not re-encoded). */
 export const MP4_COPYABLE_AUDIO_CODECS: readonly string[] = ["aac", "mp3", "opus", "ac3", "eac3", "alac", "flac", "mp2"];
 
+/** Video codecs the MP4 muxer carries as they are (a soft subtitle track needs no re-encoding). */
+export const MP4_COPYABLE_VIDEO_CODECS: readonly string[] = ["h264", "hevc", "mpeg4", "mpeg2video", "mpeg1video", "vp9", "av1", "mjpeg"];
+
 /** "mp4" when the audio (if any) can be copied into MP4 as it is, otherwise "matroska". */
 export function videoContainerFor(audioCodec: string | undefined): "mp4" | "matroska" {
   return audioCodec === undefined || MP4_COPYABLE_AUDIO_CODECS.includes(audioCodec) ? "mp4" : "matroska";

@@ -22,6 +22,7 @@ import {
   buildSoftSubtitleTrackArgs,
   FfmpegFailedError,
   MP4_COPYABLE_AUDIO_CODECS,
+  MP4_COPYABLE_VIDEO_CODECS,
   videoContainerFor,
   videoExtension,
   withTempOutput,
@@ -86,6 +87,8 @@ const TRANSLATION = "translation.json";
 
 /** Progress milestones (percent) at the end of each stage. */
 const P = { fetched: 4, probed: 6, extracted: 12, recognised: 60, translated: 70, written: 72, rendered: 99 } as const;
+
+const PICTURE_NOT_IN_MP4 = "its picture cannot be carried in an MP4 file without re-encoding; use mode burn_in.";
 
 /** What the MP4 muxer says about a stream it cannot carry. */
 const CODEC_NOT_IN_MP4 = /codec not currently supported in container|Could not find tag for codec/i;
@@ -166,6 +169,7 @@ export function createSubtitleHandler(deps: SubtitlePipelineDeps): TaskHandler<S
     if (!info.video) throw notVideo("it has no picture (video track).");
     if (!info.audio) throw notVideo("it has no audio track to take speech from.");
     if (info.durationSeconds > maxSeconds) throw tooLong(maxSeconds);
+    if (task.mode === "side_file" && !MP4_COPYABLE_VIDEO_CODECS.includes(info.video.codec)) throw notVideo(PICTURE_NOT_IN_MP4);
     ctx.progress(P.probed, "extracting the sound");
     return { path, info };
   }
@@ -344,7 +348,7 @@ export function createSubtitleHandler(deps: SubtitlePipelineDeps): TaskHandler<S
       );
     } catch (error) {
       if (task.mode === "side_file" && error instanceof FfmpegFailedError && error.stderrTail.some((line) => CODEC_NOT_IN_MP4.test(line))) {
-        throw notVideo("its picture cannot be carried in an MP4 file without re-encoding; use mode burn_in.", error);
+        throw notVideo(PICTURE_NOT_IN_MP4, error);
       }
       throw mediaFailure(error);
     }

@@ -169,6 +169,39 @@ describe("subtitle service (in-process bus)", () => {
     expect(await h.blobs.list(`tasks/${id}/`)).toEqual([]);
   });
 
+  describe("a Theora + Vorbis video (codecs MP4 cannot carry)", () => {
+    beforeAll(async () => {
+      await stack.media.run([
+        ...GLOBAL_ARGS,
+        "-f", "lavfi", "-i", `testsrc=duration=${video.durationSeconds}:size=320x240:rate=25`,
+        ...inputArgs(video.speechPath, UNTRUSTED_MEDIA_DEMUXERS),
+        "-map", "0:v:0", "-map", "1:a:0", "-af", `apad,atrim=end=${video.durationSeconds}`,
+        "-c:v", "libtheora", "-q:v", "5", "-c:a", "libvorbis", "-t", String(video.durationSeconds),
+        "-f", "ogg", "-y", join(root.path, "talk.ogv"),
+      ]);
+    });
+
+    it("burn_in writes Matroska with the Vorbis audio copied", async () => {
+      const id = await h.submit({ file: "talk.ogv", source: "English", target: "English", mode: "burn_in" });
+      const { end } = await completed(id);
+      expect(end.result_key).toBe(`results/subtitle/${id}.mkv`);
+      const burned = await h.download(end.result_key as string);
+      const info = await stack.media.probe(burned);
+      expect(info.format).toContain("matroska");
+      expect(info.audio?.codec).toBe("vorbis");
+      expect(await streamMd5(burned, "a:0")).toBe(await streamMd5(join(root.path, "talk.ogv"), "a:0"));
+    });
+
+    it("side_file fails at once in plain words: the picture would need re-encoding", async () => {
+      const id = await h.submit({ file: "talk.ogv", source: "English", target: "English", mode: "side_file" });
+      const end = await h.finished(id);
+      expect(end.status).toBe("failed");
+      expect(end.error).toBe("The file is not a video we can read: its picture cannot be carried in an MP4 file without re-encoding; use mode burn_in.");
+      // Refused before recognition: the progress never passed the probe.
+      expect(Math.max(...h.events.filter((e) => e.task_id === id).map((e) => e.progress))).toBeLessThan(10);
+    });
+  });
+
   describe("refused input fails at once with a plain reason, and the worker goes on", () => {
     beforeAll(async () => {
       const dir = root.path;
