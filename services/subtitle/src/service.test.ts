@@ -66,6 +66,22 @@ async function streams(path: string): Promise<SubtitleStreamInfo[]> {
   return (JSON.parse(result.stdout.toString("utf8")) as { streams: SubtitleStreamInfo[] }).streams;
 }
 
+/**
+ * An MP4 whose headers (mvhd, mdhd, tkhd; version 0 boxes as ffmpeg writes them) claim 2 seconds,
+ * whatever its samples hold.
+ */
+function claimTwoSeconds(file: Buffer): Buffer {
+  const out = Buffer.from(file);
+  const each = (tag: string, fn: (at: number) => void) => {
+    for (let i = out.indexOf(tag); i >= 0; i = out.indexOf(tag, i + 4)) if (out[i + 4] === 0) fn(i + 4);
+  };
+  // mvhd/mdhd: version+flags, creation, modification, timescale, duration.
+  for (const tag of ["mvhd", "mdhd"]) each(tag, (box) => out.writeUInt32BE(out.readUInt32BE(box + 12) * 2, box + 16));
+  // tkhd: version+flags, creation, modification, track id, reserved, duration (in the movie timescale).
+  each("tkhd", (box) => out.writeUInt32BE(0, box + 20));
+  return out;
+}
+
 async function completed(taskId: string) {
   const end = await h.finished(taskId);
   expect(end.error ?? null, "task error").toBeNull();
@@ -91,11 +107,11 @@ describe("subtitle service (in-process bus)", () => {
     expect(srt).toMatch(/^1\r\n\d\d:\d\d:\d\d,\d{3} --> \d\d:\d\d:\d\d,\d{3}\r\n/);
     const cues = parseSubtitles(srt);
     expect(cues.length).toBeGreaterThanOrEqual(1);
-    cues.forEach((cue, i) => {
+    for (const cue of cues) {
       expect(cue.end).toBeGreaterThan(cue.start);
       expect(cue.end).toBeLessThanOrEqual(video.durationSeconds);
-      if (i > 0) expect(cue.start).toBeGreaterThan(cues[i - 1]?.end ?? 0);
-    });
+    }
+    for (let i = 1; i < cues.length; i++) expect(cues[i]?.start).toBeGreaterThan(cues[i - 1]?.end ?? Number.NaN);
     // The text is what the recogniser hears in the same audio run directly.
     const direct = await stack.stt.transcribe({ path: video.speechPath, language: "English" });
     expect(words(cues.flatMap((c) => c.lines).join(" "))).toEqual(words(direct.text));
@@ -224,6 +240,7 @@ describe("subtitle service (in-process bus)", () => {
       await writeFile(join(dir, "list.mp4"), `ffconcat version 1.0\nfile '${video.path}'\n`);
       await makeTestVideo(3, join(dir, "silent-film.mp4"), { noAudio: true });
       await makeTestVideo(MAX_SECONDS + 5, join(dir, "long.mp4"));
+      await writeFile(join(dir, "lying-header.mp4"), claimTwoSeconds(await readFile(join(dir, "long.mp4"))));
     });
 
     const cases: { file: string; source?: "English" | "Spanish"; error: RegExp }[] = [
@@ -235,9 +252,14 @@ describe("subtitle service (in-process bus)", () => {
       { file: "list.mp4", error: /^The file is not a video we can read: it is not in a supported video format/ },
       { file: "silent-film.mp4", error: /^The file is not a video we can read: it has no audio track to take speech from\.$/ },
       { file: "long.mp4", error: /^The video is longer than the 20 seconds this service subtitles/ },
+      { file: "lying-header.mp4", error: /^The video is longer than the 20 seconds this service subtitles/ },
       { file: "talk.mp4", source: "Spanish", error: /^Speech recognition in Spanish is not available with the installed engines \(recognition languages: English\)\.$/ },
       { file: "nowhere/missing.mp4", error: /not found/i },
     ];
+    it("the lying header really claims 2 s (so only decoding shows the length)", async () => {
+      expect((await stack.media.probe(join(root.path, "lying-header.mp4"))).durationSeconds).toBeLessThanOrEqual(2);
+    });
+
     it.each(cases)("$file ($source)", async ({ file, source, error }) => {
       const id = await h.submit({ file, source: source ?? "English", target: "English" });
       const end = await h.finished(id);
