@@ -153,6 +153,7 @@ export const EnvSchema = z
     MAX_BOOK_CHARACTERS: z.coerce.number().int().min(1).max(100_000_000).default(DEFAULT_MAX_BOOK_CHARACTERS),
     /** Scheduling: tasks of one kind one account may have published and unfinished; the rest wait queued. */
     ACCOUNT_MAX_TASKS_IN_FLIGHT: z.coerce.number().int().min(1).max(10_000).default(4),
+    SUBTITLE_MAX_SECONDS: z.coerce.number().int().min(1).max(86_400).default(3600),
     /** Set by pnpm to the directory the command was run from; relative paths resolve against it. */
     INIT_CWD: optionalString,
   })
@@ -220,6 +221,7 @@ export const EnvSchema = z
       maxMediaSeconds: env.MAX_MEDIA_SECONDS,
       maxBookCharacters: env.MAX_BOOK_CHARACTERS,
       scheduling: { accountMaxTasksInFlight: env.ACCOUNT_MAX_TASKS_IN_FLIGHT },
+      subtitleMaxSeconds: env.SUBTITLE_MAX_SECONDS,
       openaiTts: env.OPENAI_BASE_URL
         ? { baseUrl: env.OPENAI_BASE_URL, apiKey: env.OPENAI_API_KEY, model: env.OPENAI_TTS_MODEL, voices: env.OPENAI_TTS_VOICES }
         : undefined,

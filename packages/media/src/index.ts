@@ -6,3 +6,4 @@ export * from "./probe.ts";
 export * from "./duration.ts";
 export * from "./resolve.ts";
 export * from "./toolkit.ts";
+export * from "./subtitles.ts";

@@ -14,6 +14,7 @@ import { BUS_CATALOG } from "@voiceloc/contracts";
 import { createSynthesisService } from "@voiceloc/synthesis";
 import { createAudioBookService } from "@voiceloc/audiobook";
 import { createVoiceStreamService } from "@voiceloc/voice-stream";
+import { createSubtitleService } from "@voiceloc/subtitle";
 import { createEngineStack, type EngineStack } from "./engines.ts";
 
 interface Part {
@@ -29,9 +30,6 @@ export interface Runtime {
   services: ServiceName[];
   stop(): Promise<void>;
 }
-
-/** Services that have no worker yet: their records stay queued until a later release adds them. */
-const NOT_YET_BUILT: ServiceName[] = ["subtitle"];
 
 export async function startRuntime(config: Config, rootLogger: Logger): Promise<Runtime> {
   const parts: Part[] = [];
@@ -72,10 +70,6 @@ export async function startRuntime(config: Config, rootLogger: Logger): Promise<
         ? await createNatsBlobStore({ url: config.natsUrl, bucket: "voiceloc-blobs", logger: rootLogger.child({ component: "blobs" }) })
         : createFsBlobStore({ root: blobRootFor(config.dataDir) });
     parts.push({ name: "blobs", stop: () => blobs.close() });
-
-    for (const name of config.services.filter((s) => NOT_YET_BUILT.includes(s))) {
-      rootLogger.warn({ service: name }, "this service has no worker in this release; its tasks stay queued");
-    }
 
     const workers = config.services.filter((s) => s !== "gateway");
     let engines: EngineStack | undefined;
@@ -140,6 +134,21 @@ export async function startRuntime(config: Config, rootLogger: Logger): Promise<
       });
       await voiceStream.start();
       parts.push({ name: voiceStream.name, worker: true, stop: () => voiceStream.stop(workerGrace) });
+    }
+    if (config.services.includes("subtitle") && engines) {
+      const subtitle = createSubtitleService({
+        bus,
+        blobs,
+        mt: engines.mt,
+        stt: engines.stt,
+        media: engines.media,
+        fetch: fetchSettings,
+        logger: rootLogger,
+        concurrency: config.workerConcurrency,
+        maxSeconds: config.subtitleMaxSeconds,
+      });
+      await subtitle.start();
+      parts.push(subtitle);
     }
 
     let port: number;

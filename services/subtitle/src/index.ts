@@ -1,0 +1,12 @@
+export { createSubtitleService, type SubtitleService, type SubtitleServiceOptions } from "./service.ts";
+export {
+  createSubtitleHandler,
+  DEFAULT_SUBTITLE_MAX_SECONDS,
+  type BurnInSettings,
+  type SubtitleFetchSettings,
+  type SubtitlePipelineDeps,
+} from "./pipeline.ts";
+export { buildCues, cueRulesFor, CUE_RULES, DEFAULT_CUE_RULES, textLength, type Cue, type CueRules, type CueSegment, type TimedWord } from "./cues.ts";
+export { formatTimestamp, parseSubtitles, writeSrt, writeSubtitles, writeVtt, type SubtitleFormat } from "./formats.ts";
+export { ISO_639_2, SUBTITLE_FONTS } from "./languages.ts";
+export { NO_SPEECH_MESSAGE } from "./errors.ts";

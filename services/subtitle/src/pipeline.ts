@@ -1,0 +1,403 @@
+/**
+ * One subtitle task: fetch the video, probe it (one ordinary local media file with a picture and a
+ * sound track, within the length limit), extract its sound as 16 kHz mono WAV (decoding at most the
+ * limit: the decoded length is what counts), recognise timed segments, translate them when the
+ * languages differ, build readable cues, write the SRT/WebVTT file, and render: subtitles burned into
+ * the picture (audio copied) or a copy of the video with a soft subtitle track (nothing re-encoded).
+ *
+ * Checkpoints (a redelivered task resumes without redoing finished stages): `transcript.json` (the
+ * recognised segments with word times and the video's length: recognition is never redone) and
+ * `translation.json`. Rendering needs the video again, so a resumed task fetches it again.
+ */
+import { readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import type { BlobStore } from "@voiceloc/blobs";
+import type { Language, SubtitleWork } from "@voiceloc/contracts";
+import type { MtRegistry, SttRegistry } from "@voiceloc/engines";
+import { fetchToFile, type FetchOptions } from "@voiceloc/fetch";
+import {
+  assertSingleMediaFile,
+  buildBurnInArgs,
+  buildCappedSpeechWavArgs,
+  buildSoftSubtitleTrackArgs,
+  FfmpegFailedError,
+  MP4_COPYABLE_AUDIO_CODECS,
+  MP4_COPYABLE_VIDEO_CODECS,
+  videoContainerFor,
+  videoExtension,
+  withTempOutput,
+  type MediaInfo,
+  type MediaToolkit,
+  type SubtitleStyle,
+} from "@voiceloc/media";
+import { CheckpointNotFoundError, TaskInputError, type TaskContext, type TaskHandler, type TaskResult } from "@voiceloc/worker";
+import { buildCues, type CueSegment, type TimedWord } from "./cues.ts";
+import { engineFailure, fetchFailure, mediaFailure, NO_SPEECH_MESSAGE, notVideo, tooLong } from "./errors.ts";
+import { SUBTITLE_CONTENT_TYPES, writeSrt, writeSubtitles } from "./formats.ts";
+import { ISO_639_2, SUBTITLE_FONTS } from "./languages.ts";
+
+/** Where inputs may come from (passed to fetchToFile). */
+export type SubtitleFetchSettings = Pick<FetchOptions, "mediaRoot" | "allowPrivateHosts" | "maxBytes" | "timeoutMs" | "s3" | "gs" | "ca">;
+
+/** Default longest video subtitled (SUBTITLE_MAX_SECONDS): one hour. */
+export const DEFAULT_SUBTITLE_MAX_SECONDS = 3600;
+
+export interface BurnInSettings {
+  /** x264 constant rate factor, default 20. */
+  crf?: number;
+  /** x264 preset, default "veryfast". */
+  preset?: "ultrafast" | "superfast" | "veryfast" | "faster" | "fast" | "medium";
+  /** Font size in libass script pixels (the script is 288 pixels high, scaled to the video). Default 16. */
+  fontSize?: number;
+}
+
+export interface SubtitlePipelineDeps {
+  blobs: BlobStore;
+  mt: MtRegistry;
+  stt: SttRegistry;
+  media: MediaToolkit;
+  fetch: SubtitleFetchSettings;
+  /** Longest video accepted, in seconds of decoded sound (and of the rendered output). Default 3600. */
+  maxSeconds?: number;
+  burnIn?: BurnInSettings;
+}
+
+interface SavedTranscript {
+  version: 1;
+  language: string;
+  /** Length of the video, in seconds (cues end inside it). */
+  mediaSeconds: number;
+  segments: CueSegment[];
+}
+
+interface SavedTranslation {
+  version: 1;
+  source: string;
+  target: string;
+  texts: string[];
+}
+
+interface Input {
+  path: string;
+  info: MediaInfo;
+}
+
+const TRANSCRIPT = "transcript.json";
+const TRANSLATION = "translation.json";
+
+/** Progress milestones (percent) at the end of each stage. */
+const P = { fetched: 4, probed: 6, extracted: 12, recognised: 60, translated: 70, written: 72, rendered: 99 } as const;
+
+const PICTURE_NOT_IN_MP4 = "its picture cannot be carried in an MP4 file without re-encoding; use mode burn_in.";
+
+/** What the MP4 muxer says about a stream it cannot carry. */
+const CODEC_NOT_IN_MP4 = /codec not currently supported in container|Could not find tag for codec/i;
+
+/** Largest batch of segment texts sent to the translator in one call. */
+const TRANSLATION_BATCH_CHARS = 2_000;
+
+const list = (items: readonly string[]) => (items.length > 0 ? items.join(", ") : "none");
+
+const finite = (n: unknown): n is number => typeof n === "number" && Number.isFinite(n);
+
+function isWord(value: unknown): value is TimedWord {
+  const w = value as Partial<TimedWord> | null;
+  return typeof w === "object" && w !== null && typeof w.word === "string" && finite(w.start) && finite(w.end);
+}
+
+function isSegment(value: unknown): value is CueSegment {
+  const s = value as Partial<CueSegment> | null;
+  return (
+    typeof s === "object" && s !== null && finite(s.start) && finite(s.end) && typeof s.text === "string" &&
+    (s.words === undefined || (Array.isArray(s.words) && s.words.every(isWord)))
+  );
+}
+
+export function createSubtitleHandler(deps: SubtitlePipelineDeps): TaskHandler<SubtitleWork> {
+  const { blobs, mt, stt, media } = deps;
+  const maxSeconds = deps.maxSeconds ?? DEFAULT_SUBTITLE_MAX_SECONDS;
+
+  function checkCapabilities(source: Language, target: Language): void {
+    const problems: string[] = [];
+    const recognition = stt.capabilities().languages;
+    if (!recognition.includes(source)) {
+      problems.push(`Speech recognition in ${source} is not available with the installed engines (recognition languages: ${list(recognition)}).`);
+    }
+    if (source !== target && !mt.supports(source, target)) {
+      const targets = mt.capabilities().pairs.filter((p) => p.source === source).map((p) => p.target);
+      problems.push(`Translation from ${source} to ${target} is not available with the installed engines (from ${source}: ${list(targets)}).`);
+    }
+    if (problems.length > 0) throw new TaskInputError(problems.join(" "));
+  }
+
+  async function readCheckpoint<T>(ctx: TaskContext, name: string, valid: (value: unknown) => value is T): Promise<T | undefined> {
+    let path: string;
+    try {
+      path = await ctx.checkpoints.get(name);
+    } catch (error) {
+      if (error instanceof CheckpointNotFoundError) return undefined;
+      throw error;
+    }
+    try {
+      const value: unknown = JSON.parse(await readFile(path, "utf8"));
+      if (valid(value)) return value;
+    } catch (error) {
+      ctx.logger.warn({ err: error, checkpoint: name }, "unreadable checkpoint; redoing that stage");
+      return undefined;
+    }
+    ctx.logger.warn({ checkpoint: name }, "checkpoint of another shape; redoing that stage");
+    return undefined;
+  }
+
+  /** Fetches and checks the video: one ordinary media file with a picture and sound, within the limit. */
+  async function fetchInput(task: SubtitleWork, ctx: TaskContext): Promise<Input> {
+    ctx.logger.info({ stage: "fetch" }, "subtitle stage");
+    let path: string;
+    try {
+      path = (await fetchToFile(task.file, join(ctx.workDir, "input"), { ...deps.fetch, signal: ctx.signal, logger: ctx.logger })).path;
+    } catch (error) {
+      throw fetchFailure(error);
+    }
+    ctx.progress(P.fetched, "inspecting the video");
+    let info: MediaInfo;
+    try {
+      info = await media.probe(path, { signal: ctx.signal });
+      assertSingleMediaFile(info);
+    } catch (error) {
+      throw mediaFailure(error);
+    }
+    if (!info.video) throw notVideo("it has no picture (video track).");
+    if (!info.audio) throw notVideo("it has no audio track to take speech from.");
+    if (info.durationSeconds > maxSeconds) throw tooLong(maxSeconds);
+    if (task.mode === "side_file" && !MP4_COPYABLE_VIDEO_CODECS.includes(info.video.codec)) throw notVideo(PICTURE_NOT_IN_MP4);
+    ctx.progress(P.probed, "extracting the sound");
+    return { path, info };
+  }
+
+  /** 16 kHz mono WAV of the sound, decoding at most the limit (plus a second to notice longer videos). */
+  async function extractSpeech(input: Input, ctx: TaskContext): Promise<{ wav: string; seconds: number }> {
+    ctx.logger.info({ stage: "extract" }, "subtitle stage");
+    const wav = join(ctx.workDir, "speech.wav");
+    try {
+      await withTempOutput(wav, (temp) =>
+        media.run(buildCappedSpeechWavArgs({ input: input.path, output: temp, maxSeconds: maxSeconds + 1 }), {
+          signal: ctx.signal,
+          what: "Extracting the sound",
+          expectedDurationSeconds: Math.min(maxSeconds, input.info.durationSeconds),
+          onProgress: (p) => {
+            if (p.fraction !== undefined) ctx.progress(P.probed + (P.extracted - P.probed) * p.fraction, "extracting the sound");
+          },
+        }),
+      );
+    } catch (error) {
+      throw mediaFailure(error);
+    }
+    const seconds = await media.encodedAudioDuration(wav, "wav", { signal: ctx.signal });
+    if (seconds > maxSeconds + 0.05) throw tooLong(maxSeconds);
+    if (!(seconds > 0.05)) throw notVideo("its sound track is empty.");
+    return { wav, seconds };
+  }
+
+  async function recognise(task: SubtitleWork, ctx: TaskContext, input: Input): Promise<SavedTranscript> {
+    const { wav, seconds } = await extractSpeech(input, ctx);
+    ctx.progress(P.extracted, "recognising speech");
+    ctx.logger.info({ stage: "recognise", seconds }, "subtitle stage");
+    let transcript;
+    try {
+      transcript = await stt.transcribe({ path: wav, language: task.source_language, signal: ctx.signal });
+    } catch (error) {
+      throw engineFailure(error);
+    }
+    const segments: CueSegment[] = transcript.segments
+      .map((s) => {
+        const segment: CueSegment = { start: Math.max(0, s.start), end: Math.max(s.start, s.end), text: s.text.trim() };
+        if (s.words !== undefined && s.words.length > 0) segment.words = s.words.map((w) => ({ word: w.word, start: w.start, end: w.end }));
+        return segment;
+      })
+      .filter((s) => s.text !== "");
+    if (segments.length === 0) throw new TaskInputError(NO_SPEECH_MESSAGE);
+    const saved: SavedTranscript = {
+      version: 1,
+      language: task.source_language,
+      mediaSeconds: Math.min(maxSeconds, input.info.durationSeconds > 0 ? input.info.durationSeconds : seconds),
+      segments,
+    };
+    await ctx.checkpoints.put(TRANSCRIPT, Buffer.from(JSON.stringify(saved)));
+    ctx.logger.info({ segments: segments.length, seconds: saved.mediaSeconds, timedWords: segments.some((s) => s.words !== undefined) }, "speech recognised");
+    return saved;
+  }
+
+  async function translateTexts(texts: readonly string[], task: SubtitleWork, ctx: TaskContext): Promise<string[]> {
+    const source = task.source_language;
+    const target = task.target_language;
+    const one = async (text: string): Promise<string> => {
+      try {
+        return (await mt.translate({ text, source, target, signal: ctx.signal })).trim();
+      } catch (error) {
+        throw engineFailure(error);
+      }
+    };
+    const batches: number[][] = [];
+    let current: number[] = [];
+    let chars = 0;
+    texts.forEach((text, index) => {
+      if (current.length > 0 && chars + text.length > TRANSLATION_BATCH_CHARS) {
+        batches.push(current);
+        current = [];
+        chars = 0;
+      }
+      current.push(index);
+      chars += text.length + 2;
+    });
+    if (current.length > 0) batches.push(current);
+    const out: string[] = texts.map(() => "");
+    let done = 0;
+    for (const batch of batches) {
+      const items = batch.map((i) => texts[i] ?? "");
+      let results: string[] | undefined;
+      if (items.length > 1) {
+        // Segments joined by paragraph breaks: one call when the engine keeps them apart.
+        const parts = (await one(items.join("\n\n"))).split(/[^\S\n]*\n[^\S\n]*\n\s*/).map((p) => p.trim());
+        if (parts.length === items.length && parts.every((p) => p !== "")) results = parts;
+        else ctx.logger.debug({ expected: items.length, got: parts.length }, "translator merged segments; translating them one by one");
+      }
+      if (results === undefined) {
+        results = [];
+        for (const item of items) results.push(await one(item));
+      }
+      batch.forEach((index, k) => {
+        out[index] = results[k] ?? "";
+      });
+      done += batch.length;
+      ctx.progress(P.recognised + ((P.translated - P.recognised) * done) / texts.length, "translating");
+    }
+    return out;
+  }
+
+  /** The segments in the target language: recognised ones (with word times) or translated ones (timed by segment). */
+  async function translate(transcript: SavedTranscript, task: SubtitleWork, ctx: TaskContext): Promise<CueSegment[]> {
+    const source = task.source_language;
+    const target = task.target_language;
+    if (source === target) return transcript.segments;
+    const texts = transcript.segments.map((s) => s.text);
+    let translated = (
+      await readCheckpoint(ctx, TRANSLATION, (v): v is SavedTranslation => {
+        const t = v as Partial<SavedTranslation> | null;
+        return (
+          typeof t === "object" && t !== null && t.version === 1 && t.source === source && t.target === target &&
+          Array.isArray(t.texts) && t.texts.length === texts.length && t.texts.every((x) => typeof x === "string")
+        );
+      })
+    )?.texts;
+    if (translated !== undefined) {
+      ctx.logger.info("translation restored from its checkpoint");
+    } else {
+      ctx.logger.info({ stage: "translate", segments: texts.length }, "subtitle stage");
+      translated = await translateTexts(texts, task, ctx);
+      const record: SavedTranslation = { version: 1, source, target, texts: translated };
+      await ctx.checkpoints.put(TRANSLATION, Buffer.from(JSON.stringify(record)));
+      ctx.logger.info({ segments: translated.length }, "segments translated");
+    }
+    return transcript.segments.map((s, i) => ({ start: s.start, end: s.end, text: translated[i] ?? "" }));
+  }
+
+  async function render(task: SubtitleWork, ctx: TaskContext, input: Input, srtPath: string): Promise<{ key: string; container: string }> {
+    const target = task.target_language;
+    const audioCodec = input.info.audio?.codec;
+    const progress = (fraction: number | undefined) => {
+      if (fraction !== undefined) ctx.progress(P.written + (P.rendered - P.written) * fraction, "rendering the video");
+    };
+    const expected = Math.min(maxSeconds, input.info.durationSeconds);
+    let args: (output: string) => string[];
+    let container: "mp4" | "matroska";
+    if (task.mode === "burn_in") {
+      container = videoContainerFor(audioCodec);
+      const style: SubtitleStyle = { fontName: SUBTITLE_FONTS[target], fontSize: deps.burnIn?.fontSize ?? 16, outline: 1, shadow: 0, marginV: 14 };
+      args = (output) => buildBurnInArgs({
+        video: input.path,
+        subtitles: srtPath,
+        output,
+        container,
+        style,
+        maxSeconds,
+        ...(deps.burnIn?.crf === undefined ? {} : { crf: deps.burnIn.crf }),
+        ...(deps.burnIn?.preset === undefined ? {} : { preset: deps.burnIn.preset }),
+      });
+    } else {
+      container = "mp4";
+      args = (output) => buildSoftSubtitleTrackArgs({
+        video: input.path,
+        subtitles: srtPath,
+        output,
+        language: ISO_639_2[target],
+        title: target,
+        maxSeconds,
+        encodeAudio: audioCodec !== undefined && !MP4_COPYABLE_AUDIO_CODECS.includes(audioCodec),
+      });
+    }
+    const ext = videoExtension(container);
+    const outPath = join(ctx.workDir, `localized.${ext}`);
+    try {
+      await withTempOutput(outPath, (temp) =>
+        media.run(args(temp), {
+          signal: ctx.signal,
+          what: task.mode === "burn_in" ? "Drawing the subtitles onto the video" : "Adding the subtitle track",
+          expectedDurationSeconds: expected,
+          onProgress: (p) => progress(p.fraction),
+        }),
+      );
+    } catch (error) {
+      if (task.mode === "side_file" && error instanceof FfmpegFailedError && error.stderrTail.some((line) => CODEC_NOT_IN_MP4.test(line))) {
+        throw notVideo(PICTURE_NOT_IN_MP4, error);
+      }
+      throw mediaFailure(error);
+    }
+    const key = ctx.resultKey(ext);
+    await blobs.put(key, { path: outPath }, { contentType: container === "mp4" ? "video/mp4" : "video/x-matroska" });
+    return { key, container };
+  }
+
+  return async (task, ctx): Promise<TaskResult> => {
+    const source = task.source_language;
+    const target = task.target_language;
+    checkCapabilities(source, target);
+    ctx.progress(0, "fetching the video");
+
+    let input: Input | undefined;
+    const saved = await readCheckpoint(ctx, TRANSCRIPT, (v): v is SavedTranscript => {
+      const t = v as Partial<SavedTranscript> | null;
+      return (
+        typeof t === "object" && t !== null && t.version === 1 && t.language === source &&
+        finite(t.mediaSeconds) && t.mediaSeconds > 0 && Array.isArray(t.segments) && t.segments.every(isSegment)
+      );
+    });
+    let transcript: SavedTranscript;
+    if (saved) {
+      ctx.logger.info({ segments: saved.segments.length }, "transcript restored from its checkpoint; recognition is not redone");
+      transcript = saved;
+    } else {
+      input = await fetchInput(task, ctx);
+      transcript = await recognise(task, ctx, input);
+    }
+    ctx.progress(P.recognised, "translating");
+
+    const segments = await translate(transcript, task, ctx);
+    ctx.progress(P.translated, "building the cues");
+
+    ctx.logger.info({ stage: "cues" }, "subtitle stage");
+    const cues = buildCues(segments, { language: target, mediaSeconds: transcript.mediaSeconds });
+    if (cues.length === 0) throw new TaskInputError(NO_SPEECH_MESSAGE);
+    const subtitleText = writeSubtitles(task.subtitle_format, cues);
+    const subtitleKey = ctx.resultKey(task.subtitle_format);
+    await blobs.put(subtitleKey, Buffer.from(subtitleText, "utf8"), { contentType: SUBTITLE_CONTENT_TYPES[task.subtitle_format] });
+    const srtPath = join(ctx.workDir, "cues.srt");
+    await writeFile(srtPath, task.subtitle_format === "srt" ? subtitleText : writeSrt(cues), "utf8");
+    ctx.progress(P.written, "rendering the video");
+
+    input ??= await fetchInput(task, ctx);
+    ctx.logger.info({ stage: "render", mode: task.mode }, "subtitle stage");
+    const { key, container } = await render(task, ctx, input, srtPath);
+    ctx.logger.info({ key, subtitleKey, cues: cues.length, mode: task.mode, container }, "subtitles written");
+    return { resultKey: key, subtitleKey };
+  };
+}
