@@ -9,7 +9,7 @@ import { TaskInputError, RetryableTaskError } from "./errors.ts";
 import { SEQ_DELIVERY_SPAN, taskEventSeq } from "./seq.ts";
 import { checkpointKey, checkpointPrefix, resultKeyFor } from "./keys.ts";
 import { createTaskWorker, type TaskHandler, type TaskWorker, type TaskWorkerOptions } from "./worker.ts";
-import { createHarness, deferred, recordingSettlements, sleep, waitFor, TestTaskSchema, type Harness, type TestTask } from "./testing/harness.ts";
+import { createHarness, deferred, recordingSettlements, sleep, waitFor, type Harness, type TestCatalog, type TestTask } from "./testing/harness.ts";
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -25,14 +25,13 @@ async function setup(options: Parameters<typeof createHarness>[0] = {}): Promise
 function worker(
   h: Harness,
   handle: TaskHandler<TestTask>,
-  extra: { concurrency?: number; progressIntervalMs?: number; bus?: Bus; initialProgress?: TaskWorkerOptions<TestTask>["initialProgress"] } = {},
+  extra: { concurrency?: number; progressIntervalMs?: number; bus?: Bus; initialProgress?: TaskWorkerOptions<TestCatalog, "subtitle">["initialProgress"] } = {},
 ): TaskWorker {
   const w = createTaskWorker({
     bus: extra.bus ?? h.bus,
     blobs: h.blobs,
     kind: "subtitle",
-    queue: h.queue,
-    schema: TestTaskSchema,
+    catalog: h.catalog,
     logger: silentLogger(),
     handle,
     ...(extra.concurrency === undefined ? {} : { concurrency: extra.concurrency }),
@@ -503,7 +502,7 @@ describe("createTaskWorker (in-process bus, fs blobs)", () => {
     await w.stop();
     await expect(w.start()).rejects.toMatchObject({ name: "WorkerStoppedError", code: "worker_stopped" });
     expect(() =>
-      createTaskWorker({ bus: h.bus, blobs: h.blobs, kind: "subtitle", queue: h.queue, schema: TestTaskSchema, logger: silentLogger(), concurrency: 0, handle: async () => "x" }),
+      createTaskWorker({ bus: h.bus, blobs: h.blobs, kind: "subtitle", catalog: h.catalog, logger: silentLogger(), concurrency: 0, handle: async () => "x" }),
     ).toThrow(expect.objectContaining({ code: "invalid_argument" }));
   });
 });

@@ -1,10 +1,10 @@
-import type { Bus, BusSubscription, DeadLetter } from "@voiceloc/bus";
+import { createCatalogBus, type Bus, type BusSubscription, type CatalogBus, type DeadLetter } from "@voiceloc/bus";
 import {
+  BUS_CATALOG,
   PROJECTION_DURABLE,
   STREAMS,
-  SUBJECTS,
-  TaskEventSchema,
-  WORK_QUEUES,
+  TASK_KINDS,
+  type BusCatalogue,
   type TaskEvent,
   type Language,
   type TaskKind,
@@ -89,25 +89,29 @@ export class TaskMesh implements TaskDispatcher {
   private sweeping: Promise<void> | undefined;
   /** One pump per kind and account at a time in this process (the store decides across processes). */
   private readonly pumps = new Map<string, Promise<void>>();
+  /** The bus typed by the catalogue: work, events and dead letters by name, payloads checked. */
+  private readonly bus: CatalogBus<BusCatalogue>;
 
   constructor(
-    private readonly bus: Bus,
+    bus: Bus,
     private readonly repos: TaskRepositories,
     private readonly slots: DispatchSlots,
     private readonly logger: Logger,
     private readonly options: TaskMeshOptions = {},
-  ) {}
+  ) {
+    this.bus = createCatalogBus(bus, BUS_CATALOG);
+  }
 
   async start(): Promise<void> {
-    await this.bus.provision({ streams: [STREAMS.work, STREAMS.events], queues: Object.values(WORK_QUEUES) });
+    await this.bus.bus.provision({ streams: [...BUS_CATALOG.streams], queues: TASK_KINDS.map((kind) => BUS_CATALOG.work[kind].queue) });
     this.subscriptions.push(
-      await this.bus.subscribeEvents(SUBJECTS.allTaskEvents, TaskEventSchema, ({ data }) => this.onEvent(data), {
+      await this.bus.subscribeEvents("task", ({ data }) => this.onEvent(data), {
         durable: PROJECTION_DURABLE,
         stream: STREAMS.events.name,
       }),
     );
-    for (const queue of Object.values(WORK_QUEUES)) {
-      this.subscriptions.push(await this.bus.onDeadLetter(queue, (letter) => this.failDeadLetter(letter)));
+    for (const kind of TASK_KINDS) {
+      this.subscriptions.push(await this.bus.onDeadLetter(kind, (letter) => this.failDeadLetter(kind, letter)));
     }
     await this.sweep();
     const interval = this.options.sweepIntervalMs ?? 30_000;
@@ -153,7 +157,7 @@ export class TaskMesh implements TaskDispatcher {
   }
 
   private async publish(kind: TaskKind, doc: TaskDoc): Promise<void> {
-    await this.bus.publishWork(SUBJECTS.work(kind), workMessageFor(kind, doc), { msgId: doc.id });
+    await this.bus.publishWork(kind, workMessageFor(kind, doc));
     await this.repos[kind].markPublished(doc.id);
   }
 
@@ -211,10 +215,9 @@ export class TaskMesh implements TaskDispatcher {
     }
   }
 
-  private async failDeadLetter(letter: DeadLetter): Promise<void> {
-    const kind = (Object.keys(WORK_QUEUES) as TaskKind[]).find((k) => WORK_QUEUES[k].name === letter.queue);
+  private async failDeadLetter(kind: TaskKind, letter: DeadLetter): Promise<void> {
     const taskId = letter.msgId;
-    if (!kind || !taskId) {
+    if (!taskId) {
       this.logger.warn({ queue: letter.queue, streamSeq: letter.streamSeq }, "dead letter without a task id");
       return;
     }
