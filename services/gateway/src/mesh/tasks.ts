@@ -1,4 +1,4 @@
-import { createCatalogBus, type Bus, type BusSubscription, type CatalogBus, type DeadLetter } from "@voiceloc/bus";
+import { createCatalogBus, type Bus, type BusSubscription, type CatalogBus, type DeadLetter, type WorkPayload } from "@voiceloc/bus";
 import {
   BUS_CATALOG,
   PROJECTION_DURABLE,
@@ -21,33 +21,39 @@ export interface TaskRepositories {
   subtitle: TaskRepository<SubtitleDoc>;
 }
 
-/** The work message for a stored record (what the worker needs, nothing more). */
-export function workMessageFor(kind: TaskKind, doc: TaskDoc): WorkMessage {
+type BaseWork = Pick<WorkMessage, "task_id" | "account_id" | "file" | "source_language" | "target_language">;
+
+function baseWork(doc: TaskDoc): BaseWork {
   const d = doc as TaskDoc & { file: string; source_language: Language; target_language: Language };
-  const base = { task_id: d.id, account_id: d.account_id, file: d.file, source_language: d.source_language, target_language: d.target_language };
-  switch (kind) {
-    case "audiobook": {
-      const a = doc as AudioBookDoc;
-      return {
-        kind,
-        ...base,
-        name: a.name,
-        preset_voice_name: a.preset_voice_name,
-        use_voice_clone: a.use_voice_clone,
-        voice_clone_sample: a.voice_clone_sample,
-      };
-    }
-    case "voice-stream":
-      return { kind, ...base, voice: (doc as VoiceStreamDoc).voice };
-    case "subtitle": {
-      const sub = doc as SubtitleDoc;
-      return { kind, ...base, mode: sub.mode, subtitle_format: sub.subtitle_format };
-    }
-    default: {
-      const unreachable: never = kind;
-      throw new Error(`unknown task kind ${String(unreachable)}`);
-    }
-  }
+  return { task_id: d.id, account_id: d.account_id, file: d.file, source_language: d.source_language, target_language: d.target_language };
+}
+
+/**
+ * The work message of each kind for a stored record (what the worker needs, nothing more), typed by the
+ * catalogue: a builder whose message does not fit its queue's payload fails to compile.
+ */
+const WORK_MESSAGES: { [K in TaskKind]: (doc: TaskDoc) => WorkPayload<BusCatalogue, K> } = {
+  audiobook: (doc) => {
+    const a = doc as AudioBookDoc;
+    return {
+      kind: "audiobook",
+      ...baseWork(doc),
+      name: a.name,
+      preset_voice_name: a.preset_voice_name,
+      use_voice_clone: a.use_voice_clone,
+      voice_clone_sample: a.voice_clone_sample,
+    };
+  },
+  "voice-stream": (doc) => ({ kind: "voice-stream", ...baseWork(doc), voice: (doc as VoiceStreamDoc).voice }),
+  subtitle: (doc) => {
+    const sub = doc as SubtitleDoc;
+    return { kind: "subtitle", ...baseWork(doc), mode: sub.mode, subtitle_format: sub.subtitle_format };
+  },
+};
+
+/** The work message for a stored record of this kind. */
+export function workMessageFor<K extends TaskKind>(kind: K, doc: TaskDoc): WorkPayload<BusCatalogue, K> {
+  return WORK_MESSAGES[kind](doc);
 }
 
 /**
@@ -156,7 +162,7 @@ export class TaskMesh implements TaskDispatcher {
     return this.sweeping;
   }
 
-  private async publish(kind: TaskKind, doc: TaskDoc): Promise<void> {
+  private async publish<K extends TaskKind>(kind: K, doc: TaskDoc): Promise<void> {
     await this.bus.publishWork(kind, workMessageFor(kind, doc));
     await this.repos[kind].markPublished(doc.id);
   }
