@@ -1,11 +1,14 @@
-import type { Bus } from "@voiceloc/bus";
-import { SUBJECTS, type TaskEvent, type TaskKind } from "@voiceloc/contracts";
+import type { TaskEvent, TaskKind } from "@voiceloc/contracts";
 import type { Logger } from "@voiceloc/log";
 import { errorMessage } from "./errors.ts";
 import { SEQ_DELIVERY_SPAN, taskEventSeq } from "./seq.ts";
 
 export interface DeliveryEventsOptions {
-  bus: Bus;
+  /**
+   * Publishes one task event through the bus catalogue (`catalog.publishEvent("task", event)`), which
+   * derives its subject (`events.task.<kind>.<task id>`) and deduplication id (`<task id>:<seq>`).
+   */
+  publish(event: TaskEvent): Promise<unknown>;
   kind: TaskKind;
   taskId: string;
   deliveryCount: number;
@@ -36,7 +39,6 @@ export type TerminalEvent =
  * keep the highest value seen for a task (the gateway's projection does).
  */
 export class DeliveryEvents {
-  private readonly subject: string;
   private counter = 0;
   /** Last percent published (or queued for publishing) in this delivery. */
   private lastPercent = 0;
@@ -47,9 +49,7 @@ export class DeliveryEvents {
   private chain: Promise<void> = Promise.resolve();
   private closed = false;
 
-  constructor(private readonly options: DeliveryEventsOptions) {
-    this.subject = SUBJECTS.taskEvent(options.kind, options.taskId);
-  }
+  constructor(private readonly options: DeliveryEventsOptions) {}
 
   /** Percent of the last progress event published or queued. */
   get progressPercent(): number {
@@ -165,6 +165,6 @@ export class DeliveryEvents {
   }
 
   private async publish(event: TaskEvent): Promise<void> {
-    await this.options.bus.publishEvent(this.subject, event, { msgId: `${this.options.taskId}:${event.seq}` });
+    await this.options.publish(event);
   }
 }

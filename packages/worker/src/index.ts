@@ -1,11 +1,13 @@
 export {
   createTaskWorker,
   type ResumeContext,
+  type TaskCatalog,
   type TaskContext,
   type TaskHandler,
   type TaskResult,
   type TaskWorker,
   type TaskWorkerOptions,
+  type TaskWorkName,
 } from "./worker.ts";
 export { cleanupCheckpoints, type TaskCheckpoints } from "./checkpoints.ts";
 export {

@@ -8,7 +8,7 @@ import { TaskInputError } from "./errors.ts";
 import { checkpointPrefix } from "./keys.ts";
 import { SEQ_DELIVERY_SPAN } from "./seq.ts";
 import { createTaskWorker, type TaskHandler, type TaskWorker } from "./worker.ts";
-import { createHarness, recordingSettlements, waitFor, TestTaskSchema, type Harness, type TestTask } from "./testing/harness.ts";
+import { createHarness, recordingSettlements, waitFor, type Harness, type TestTask } from "./testing/harness.ts";
 
 let server: NatsServerHandle;
 beforeAll(async () => {
@@ -35,8 +35,7 @@ function worker(h: Harness, handle: TaskHandler<TestTask>, bus = h.bus): TaskWor
     bus,
     blobs: h.blobs,
     kind: "audiobook",
-    queue: h.queue,
-    schema: TestTaskSchema,
+    catalog: h.catalog,
     logger: silentLogger(),
     handle,
     // Parts already checkpointed, 20 % each.

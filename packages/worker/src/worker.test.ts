@@ -1,15 +1,15 @@
 import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
-import { LeaseExpiredError, type Bus, type DeadLetter } from "@voiceloc/bus";
-import type { TaskEvent } from "@voiceloc/contracts";
+import { LeaseExpiredError, createCatalogBus, type Bus, type DeadLetter } from "@voiceloc/bus";
+import { BUS_CATALOG, type AudioBookWork, type TaskEvent, type VoiceStreamWork } from "@voiceloc/contracts";
 import { silentLogger } from "@voiceloc/log";
 import { afterEach, describe, expect, it } from "vitest";
 import { TaskInputError, RetryableTaskError } from "./errors.ts";
 import { SEQ_DELIVERY_SPAN, taskEventSeq } from "./seq.ts";
 import { checkpointKey, checkpointPrefix, resultKeyFor } from "./keys.ts";
 import { createTaskWorker, type TaskHandler, type TaskWorker, type TaskWorkerOptions } from "./worker.ts";
-import { createHarness, deferred, recordingSettlements, sleep, waitFor, TestTaskSchema, type Harness, type TestTask } from "./testing/harness.ts";
+import { createHarness, deferred, recordingSettlements, sleep, waitFor, type Harness, type TestCatalog, type TestTask } from "./testing/harness.ts";
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -25,14 +25,13 @@ async function setup(options: Parameters<typeof createHarness>[0] = {}): Promise
 function worker(
   h: Harness,
   handle: TaskHandler<TestTask>,
-  extra: { concurrency?: number; progressIntervalMs?: number; bus?: Bus; initialProgress?: TaskWorkerOptions<TestTask>["initialProgress"] } = {},
+  extra: { concurrency?: number; progressIntervalMs?: number; bus?: Bus; initialProgress?: TaskWorkerOptions<TestCatalog, "subtitle">["initialProgress"] } = {},
 ): TaskWorker {
   const w = createTaskWorker({
     bus: extra.bus ?? h.bus,
     blobs: h.blobs,
     kind: "subtitle",
-    queue: h.queue,
-    schema: TestTaskSchema,
+    catalog: h.catalog,
     logger: silentLogger(),
     handle,
     ...(extra.concurrency === undefined ? {} : { concurrency: extra.concurrency }),
@@ -496,6 +495,52 @@ describe("createTaskWorker (in-process bus, fs blobs)", () => {
     expect(deliveryOf(events.at(-1)!)).toBe(2);
   });
 
+  it("consumes the catalogue's queue of its kind with that queue's payload type, and publishes the task events of the catalogue", async () => {
+    const h = await setup();
+    await h.bus.provision({ queues: [BUS_CATALOG.work.audiobook.queue] });
+    const names: string[] = [];
+    const w = createTaskWorker({
+      bus: h.bus,
+      catalog: BUS_CATALOG,
+      blobs: h.blobs,
+      kind: "audiobook",
+      logger: silentLogger(),
+      // The handler's task is the audio book payload: its fields type-check without a cast.
+      handle: async (task: AudioBookWork, ctx) => {
+        names.push(task.name);
+        return ctx.resultKey("mp3");
+      },
+    });
+    cleanups.push(() => w.stop({ graceMs: 5_000 }));
+    await w.start();
+    const book: AudioBookWork = {
+      kind: "audiobook",
+      task_id: randomUUID(),
+      account_id: "alice",
+      file: "book.txt",
+      source_language: "English",
+      target_language: "English",
+      name: "Typed",
+      preset_voice_name: null,
+      use_voice_clone: false,
+      voice_clone_sample: null,
+    };
+    await createCatalogBus(h.bus, BUS_CATALOG).publishWork("audiobook", book);
+    await waitFor(() => h.eventsOf(book.task_id).some(terminal), "the audio book to complete");
+    expect(names).toEqual(["Typed"]);
+    expect(h.eventsOf(book.task_id).at(-1)).toMatchObject({ kind: "audiobook", status: "completed", result_key: `results/audiobook/${book.task_id}.mp3` });
+
+    const voiceStreamHandler: TaskHandler<VoiceStreamWork> = async (task) => task.voice ?? "none";
+    // A handler of another queue's payload does not compile, nor does a kind the catalogue lacks (refused at run time too).
+    // @ts-expect-error the audio book queue does not carry voice stream work
+    createTaskWorker({ bus: h.bus, catalog: BUS_CATALOG, blobs: h.blobs, kind: "audiobook", logger: silentLogger(), handle: voiceStreamHandler });
+    const onlyEvents = { work: {}, events: { task: BUS_CATALOG.events.task }, requests: {} } as const;
+    // @ts-expect-error this catalogue has no audio book queue
+    expect(() => createTaskWorker({ bus: h.bus, catalog: onlyEvents, blobs: h.blobs, kind: "audiobook", logger: silentLogger(), handle: async () => "x" })).toThrow(
+      expect.objectContaining({ code: "invalid_argument" }),
+    );
+  });
+
   it("start() after stop() is refused; invalid concurrency is refused", async () => {
     const h = await setup();
     const w = worker(h, async () => "x");
@@ -503,7 +548,7 @@ describe("createTaskWorker (in-process bus, fs blobs)", () => {
     await w.stop();
     await expect(w.start()).rejects.toMatchObject({ name: "WorkerStoppedError", code: "worker_stopped" });
     expect(() =>
-      createTaskWorker({ bus: h.bus, blobs: h.blobs, kind: "subtitle", queue: h.queue, schema: TestTaskSchema, logger: silentLogger(), concurrency: 0, handle: async () => "x" }),
+      createTaskWorker({ bus: h.bus, blobs: h.blobs, kind: "subtitle", catalog: h.catalog, logger: silentLogger(), concurrency: 0, handle: async () => "x" }),
     ).toThrow(expect.objectContaining({ code: "invalid_argument" }));
   });
 });

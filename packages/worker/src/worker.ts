@@ -3,17 +3,21 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
   DEFAULT_BACKOFF_MS,
+  createCatalogBus,
   outcome,
   type Bus,
+  type BusCatalog,
   type BusSubscription,
-  type Schema,
+  type EventContract,
   type StopOptions,
   type WorkContext,
+  type WorkContract,
+  type WorkName,
   type WorkOutcome,
-  type WorkQueueSpec,
+  type WorkPayload,
 } from "@voiceloc/bus";
 import type { BlobStore } from "@voiceloc/blobs";
-import type { TaskKind } from "@voiceloc/contracts";
+import type { TaskEvent, TaskKind } from "@voiceloc/contracts";
 import type { Logger } from "@voiceloc/log";
 import { cleanupCheckpoints, createCheckpoints, type TaskCheckpoints } from "./checkpoints.ts";
 import { InvalidWorkerArgumentError, TaskInputError, WorkerStoppedError, errorMessage } from "./errors.ts";
@@ -78,25 +82,40 @@ export interface ResumeContext {
   signal: AbortSignal;
 }
 
-export interface TaskWorkerOptions<T extends { task_id: string }> {
+/**
+ * What the worker needs of a bus catalogue: work queues whose payloads carry a task id, and the task
+ * event family. `BUS_CATALOG` (contracts) is one; tests give one with their own queues.
+ */
+export interface TaskCatalog extends BusCatalog {
+  readonly work: { readonly [name: string]: WorkContract<{ task_id: string }> };
+  readonly events: { readonly task: EventContract<TaskEvent> };
+}
+
+/** A work queue of the catalogue named after a task kind. */
+export type TaskWorkName<C extends TaskCatalog> = WorkName<C> & TaskKind;
+
+export interface TaskWorkerOptions<C extends TaskCatalog, K extends TaskWorkName<C>> {
+  /** The untyped bus; the worker goes through `createCatalogBus(bus, catalog)` only. */
   bus: Bus;
+  /**
+   * The bus catalogue (`BUS_CATALOG`): the worker consumes `catalog.work[kind]` (provisioned; its
+   * payload schema parses each message, a payload it rejects is dead-lettered by the bus; its
+   * backoffMs drives retries) and publishes `catalog.events.task`.
+   */
+  catalog: C;
   blobs: BlobStore;
-  kind: TaskKind;
-  /** The provisioned work queue (e.g. WORK_QUEUES[kind]); its backoffMs drives retries. */
-  queue: WorkQueueSpec;
-  /** Parses the work message (e.g. SubtitleWorkSchema); a payload it rejects is dead-lettered by the bus. */
-  schema: Schema<T>;
+  kind: K;
   logger: Logger;
   /** Tasks handled at once by this worker. Default 1. */
   concurrency?: number;
-  handle: TaskHandler<T>;
+  handle: TaskHandler<WorkPayload<C, K>>;
   /**
    * The percent already done, from the checkpoints of earlier deliveries; it becomes the progress of
    * the delivery's opening event (0 without it). Keep it cheap (it runs before the handler) and never
    * above what the handler's own reports would say for the same checkpoints. Errors are logged and
    * count as 0.
    */
-  initialProgress?: (task: T, ctx: ResumeContext) => Promise<number> | number;
+  initialProgress?: (task: WorkPayload<C, K>, ctx: ResumeContext) => Promise<number> | number;
   /** Minimum time between two progress events of a delivery. Default 250 ms. */
   progressIntervalMs?: number;
   /** Parent of the per-delivery work dirs. Default the OS temp dir. */
@@ -133,6 +152,12 @@ function abortCode(signal: AbortSignal): string | undefined {
   if (!signal.aborted) return undefined;
   const code = (signal.reason as { code?: unknown } | null | undefined)?.code;
   return typeof code === "string" ? code : undefined;
+}
+
+/** The task id of a parsed work payload (every task catalogue's payloads carry one; checked by isValidTaskId). */
+function taskIdOf(data: unknown): string {
+  const id = typeof data === "object" && data !== null ? (data as { task_id?: unknown }).task_id : undefined;
+  return typeof id === "string" ? id : "";
 }
 
 function toResult(value: unknown): TaskResult | undefined {
@@ -180,8 +205,15 @@ function classify(error: unknown, signal: AbortSignal): Verdict {
  * If the terminal event cannot be published, the delivery is retried (on the last one the bus
  * dead-letters it and the gateway fails the task).
  */
-export function createTaskWorker<T extends { task_id: string }>(options: TaskWorkerOptions<T>): TaskWorker {
-  const { bus, blobs, kind, queue, schema, handle } = options;
+export function createTaskWorker<const C extends TaskCatalog, K extends TaskWorkName<C>>(options: TaskWorkerOptions<C, K>): TaskWorker {
+  type T = WorkPayload<C, K>;
+  const { blobs, kind, handle } = options;
+  const bus = createCatalogBus(options.bus, options.catalog);
+  // Task events through a catalogue holding only their family: its payload type is TaskEvent itself.
+  const taskEvents = createCatalogBus(options.bus, { work: {}, events: { task: options.catalog.events.task }, requests: {} });
+  const contract: WorkContract<{ task_id: string }> | undefined = options.catalog.work[kind];
+  if (contract === undefined) throw new InvalidWorkerArgumentError(`the bus catalogue has no work queue for ${kind}`);
+  const queue = contract.queue;
   const concurrency = options.concurrency ?? 1;
   if (!Number.isInteger(concurrency) || concurrency < 1) throw new InvalidWorkerArgumentError("concurrency must be an integer >= 1");
   const intervalMs = options.progressIntervalMs ?? 250;
@@ -282,13 +314,13 @@ export function createTaskWorker<T extends { task_id: string }>(options: TaskWor
   }
 
   async function handleDelivery(work: WorkContext<T>): Promise<WorkOutcome> {
-    const taskId = work.data.task_id;
+    const taskId = taskIdOf(work.data);
     const dlog = log.child({ taskId, subject: work.subject, deliveryCount: work.deliveryCount });
     if (!isValidTaskId(taskId)) {
-      dlog.error({ taskId: String(taskId).slice(0, 200) }, "work message with an unusable task id; dead-lettering it");
+      dlog.error({ taskId: taskId.slice(0, 200) }, "work message with an unusable task id; dead-lettering it");
       return outcome.term("the work message has an unusable task id.");
     }
-    const events = new DeliveryEvents({ bus, kind, taskId, deliveryCount: work.deliveryCount, signal: work.signal, logger: dlog, intervalMs });
+    const events = new DeliveryEvents({ publish: (event) => taskEvents.publishEvent("task", event), kind, taskId, deliveryCount: work.deliveryCount, signal: work.signal, logger: dlog, intervalMs });
     let workDir: string | undefined;
     try {
       let verdict: Verdict;
@@ -341,7 +373,7 @@ export function createTaskWorker<T extends { task_id: string }>(options: TaskWor
     start() {
       if (stopping) return Promise.reject(new WorkerStoppedError());
       starting ??= (async () => {
-        subscription = await bus.consumeWork(queue, schema, handleDelivery, {
+        subscription = await bus.consumeWork(kind, handleDelivery, {
           concurrency,
           heartbeat: true,
           ...(options.pullExpiresMs === undefined ? {} : { pullExpiresMs: options.pullExpiresMs }),

@@ -19,8 +19,8 @@ import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { createFsBlobStore } from "@voiceloc/blobs";
-import { createInProcessBus } from "@voiceloc/bus";
-import { SUBJECTS, TaskEventSchema, WORK_QUEUES, type AudioBookWork, type TaskEvent } from "@voiceloc/contracts";
+import { createCatalogBus, createInProcessBus } from "@voiceloc/bus";
+import { BUS_CATALOG, type AudioBookWork, type TaskEvent } from "@voiceloc/contracts";
 import { createApertiumEngine, createMtRegistry, createTtsRegistry, detectOfflineEngines } from "@voiceloc/engines";
 import { createLogger, silentLogger } from "@voiceloc/log";
 import { createMediaToolkit, resolveFfmpeg } from "@voiceloc/media";
@@ -100,7 +100,8 @@ async function main(): Promise<void> {
     });
     await service.start();
     const events = new Map<string, TaskEvent>();
-    await bus.subscribeEvents(SUBJECTS.allTaskEvents, TaskEventSchema, (e) => {
+    const typed = createCatalogBus(bus, BUS_CATALOG);
+    await typed.subscribeEvents("task", (e) => {
       if (e.data.status === "completed" || e.data.status === "failed") events.set(e.data.task_id, e.data);
     });
 
@@ -118,7 +119,7 @@ async function main(): Promise<void> {
         voice_clone_sample: null,
       };
       const started = performance.now();
-      await bus.publishWork(WORK_QUEUES.audiobook.subject, task, { msgId: task.task_id });
+      await typed.publishWork("audiobook", task);
       let end: TaskEvent | undefined;
       while ((end = events.get(task.task_id)) === undefined) await new Promise((resolve) => setTimeout(resolve, 20));
       const ms = performance.now() - started;

@@ -2,7 +2,7 @@ import { readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { BlobStore } from "@voiceloc/blobs";
 import type { Bus, StopOptions } from "@voiceloc/bus";
-import { AudioBookWorkSchema, STREAMS, WORK_QUEUES, type AudioBookWork } from "@voiceloc/contracts";
+import { BUS_CATALOG, type AudioBookWork } from "@voiceloc/contracts";
 import type { MtRegistry, ResolvedVoice, TtsRegistry } from "@voiceloc/engines";
 import { DEFAULT_MAX_BOOK_CHARACTERS } from "@voiceloc/config";
 import { fetchToFile, type ObjectStoreOptions } from "@voiceloc/fetch";
@@ -147,7 +147,7 @@ export function createAudioBookService(options: AudioBookServiceOptions): AudioB
   const chunkChars = Math.max(200, Math.floor(options.chunkChars ?? DEFAULT_CHUNK_CHARS));
   const bitrateKbps = options.bitrateKbps ?? 128;
   const maxBookCharacters = options.maxBookCharacters ?? DEFAULT_MAX_BOOK_CHARACTERS;
-  const queue = WORK_QUEUES.audiobook;
+  const queue = BUS_CATALOG.work.audiobook.queue;
 
   function resolveVoice(task: AudioBookWork): ResolvedVoice {
     try {
@@ -377,13 +377,12 @@ export function createAudioBookService(options: AudioBookServiceOptions): AudioB
       if (stopped) return Promise.reject(new WorkerStoppedError());
       if (starting) return starting;
       const attempt = (async () => {
-        await bus.provision({ streams: [STREAMS.work, STREAMS.events], queues: [queue] });
+        await bus.provision({ streams: [...BUS_CATALOG.streams], queues: [queue] });
         worker = createTaskWorker({
           bus,
+          catalog: BUS_CATALOG,
           blobs,
           kind: "audiobook",
-          queue,
-          schema: AudioBookWorkSchema,
           logger: options.logger,
           concurrency: Math.max(1, Math.floor(options.concurrency ?? 1)),
           handle,

@@ -1,6 +1,6 @@
 import type { BlobStore } from "@voiceloc/blobs";
 import type { Bus, StopOptions } from "@voiceloc/bus";
-import { STREAMS, VoiceStreamWorkSchema, WORK_QUEUES } from "@voiceloc/contracts";
+import { BUS_CATALOG } from "@voiceloc/contracts";
 import type { MtRegistry, SttRegistry, TtsRegistry } from "@voiceloc/engines";
 import type { Logger } from "@voiceloc/log";
 import type { MediaToolkit } from "@voiceloc/media";
@@ -47,19 +47,18 @@ export interface VoiceStreamService {
 }
 
 /**
- * The voice stream worker: consumes WORK_QUEUES["voice-stream"] and turns each recording into speech
+ * The voice stream worker: consumes BUS_CATALOG.work["voice-stream"] and turns each recording into speech
  * in the target language that follows the original's timing (an MP3 at the task's result key).
  */
 export function createVoiceStreamService(options: VoiceStreamServiceOptions): VoiceStreamService {
   const { bus, blobs } = options;
   const logger = options.logger.child({ component: "voice-stream" });
-  const queue = WORK_QUEUES["voice-stream"];
+  const queue = BUS_CATALOG.work["voice-stream"].queue;
   const worker: TaskWorker = createTaskWorker({
     bus,
+    catalog: BUS_CATALOG,
     blobs,
     kind: "voice-stream",
-    queue,
-    schema: VoiceStreamWorkSchema,
     logger,
     concurrency: options.concurrency ?? 1,
     ...(options.workRoot === undefined ? {} : { workRoot: options.workRoot }),
@@ -81,7 +80,7 @@ export function createVoiceStreamService(options: VoiceStreamServiceOptions): Vo
     name: "voice-stream",
     start() {
       starting ??= (async () => {
-        await bus.provision({ streams: [STREAMS.work, STREAMS.events], queues: [queue] });
+        await bus.provision({ streams: [...BUS_CATALOG.streams], queues: [queue] });
         await worker.start();
         logger.info(
           {

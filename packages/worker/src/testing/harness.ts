@@ -1,7 +1,7 @@
 /** Test harness: a real bus (in-process or NATS), a real fs blob store in a temp dir, and an event log. */
-import { createInProcessBus, type Bus, type Schema, type WorkOutcome, type WorkQueueSpec } from "@voiceloc/bus";
+import { createCatalogBus, createInProcessBus, type Bus, type Schema, type WorkContract, type WorkOutcome, type WorkQueueSpec } from "@voiceloc/bus";
 import { createFsBlobStore, type BlobStore } from "@voiceloc/blobs";
-import { STREAMS, TaskEventSchema, type TaskEvent } from "@voiceloc/contracts";
+import { BUS_CATALOG, STREAMS, type TaskEvent } from "@voiceloc/contracts";
 import { silentLogger } from "@voiceloc/log";
 import { tempDir } from "@voiceloc/testing";
 
@@ -22,10 +22,23 @@ export function testQueue(overrides: Partial<WorkQueueSpec> = {}): WorkQueueSpec
   return { stream: "WORK", name: "test-q", subject: "work.test", ackWaitMs: 5_000, maxDeliver: 3, backoffMs: [100], ...overrides };
 }
 
+/**
+ * A bus catalogue for tests: every task kind's work queue is `queue`, carrying TestTask; task events
+ * are the real family of BUS_CATALOG.
+ */
+export function testCatalog(queue: WorkQueueSpec) {
+  const work: WorkContract<TestTask> = { queue, payload: TestTaskSchema, messageId: (task) => task.task_id };
+  return { work: { audiobook: work, "voice-stream": work, subtitle: work }, events: { task: BUS_CATALOG.events.task }, requests: {} } as const;
+}
+
+export type TestCatalog = ReturnType<typeof testCatalog>;
+
 export interface Harness {
   bus: Bus;
   blobs: BlobStore;
   queue: WorkQueueSpec;
+  /** The test catalogue over `queue` (give it to createTaskWorker). */
+  catalog: TestCatalog;
   /** Every task event seen, in arrival order. */
   events: TaskEvent[];
   eventsOf(taskId: string): TaskEvent[];
@@ -38,17 +51,20 @@ export async function createHarness(options: { bus?: Bus; queue?: Partial<WorkQu
   const bus = options.bus ?? createInProcessBus({ logger: silentLogger() });
   const blobs = createFsBlobStore({ root: dir.path, fsync: false });
   const queue = testQueue(options.queue);
+  const catalog = testCatalog(queue);
+  const typed = createCatalogBus(bus, catalog);
   await bus.provision({ streams: [STREAMS.work, STREAMS.events], queues: [queue] });
   const events: TaskEvent[] = [];
-  await bus.subscribeEvents("events.task.>", TaskEventSchema, (e) => void events.push(e.data));
+  await typed.subscribeEvents("task", (e) => void events.push(e.data));
   return {
     bus,
     blobs,
     queue,
+    catalog,
     events,
     eventsOf: (taskId) => events.filter((e) => e.task_id === taskId),
     async publish(task) {
-      await bus.publishWork(queue.subject, task, { msgId: task.task_id });
+      await typed.publishWork("subtitle", task);
     },
     async cleanup() {
       await bus.close({ graceMs: 5_000 });

@@ -6,8 +6,8 @@ import { randomUUID } from "node:crypto";
 import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { createFsBlobStore, type BlobStore } from "@voiceloc/blobs";
-import { createInProcessBus, type Bus } from "@voiceloc/bus";
-import { SUBJECTS, TaskEventSchema, WORK_QUEUES, type AudioBookWork, type Language, type TaskEvent } from "@voiceloc/contracts";
+import { createCatalogBus, createInProcessBus, type Bus } from "@voiceloc/bus";
+import { BUS_CATALOG, type AudioBookWork, type Language, type TaskEvent } from "@voiceloc/contracts";
 import { createApertiumEngine, createMtRegistry, createTtsRegistry, detectOfflineEngines, type MtRegistry, type TtsRegistry } from "@voiceloc/engines";
 import { silentLogger, type Logger } from "@voiceloc/log";
 import { createMediaToolkit, GLOBAL_ARGS, inputArgs, resolveFfmpeg, type MediaToolkit } from "@voiceloc/media";
@@ -77,6 +77,7 @@ export async function createBookHarness(stack: EngineStack, options: { bus?: Bus
   const workRoot = join(dir.path, "work");
   await Promise.all([mkdir(mediaRoot, { recursive: true }), mkdir(workRoot, { recursive: true })]);
   const bus = options.bus ?? createInProcessBus({ logger: silentLogger() });
+  const typed = createCatalogBus(bus, BUS_CATALOG);
   const blobs = createFsBlobStore({ root: join(dir.path, "blobs"), fsync: false });
   const events: TaskEvent[] = [];
   const services: AudioBookService[] = [];
@@ -85,7 +86,7 @@ export async function createBookHarness(stack: EngineStack, options: { bus?: Bus
   const subscribe = async () => {
     if (subscribed) return;
     subscribed = true;
-    await bus.subscribeEvents(SUBJECTS.allTaskEvents, TaskEventSchema, (e) => void events.push(e.data));
+    await typed.subscribeEvents("task", (e) => void events.push(e.data));
   };
 
   return {
@@ -129,7 +130,7 @@ export async function createBookHarness(stack: EngineStack, options: { bus?: Bus
         use_voice_clone: request.useVoiceClone ?? false,
         voice_clone_sample: null,
       };
-      await bus.publishWork(WORK_QUEUES.audiobook.subject, task, { msgId: task.task_id });
+      await typed.publishWork("audiobook", task);
       return task.task_id;
     },
     async waitForEnd(taskId, timeoutMs = 150_000) {

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { createInProcessBus, outcome, type Bus } from "@voiceloc/bus";
-import { SUBJECTS, WORK_QUEUES, WorkMessageSchema, type TaskEvent, type WorkMessage } from "@voiceloc/contracts";
+import { createCatalogBus, createInProcessBus, outcome, type Bus, type CatalogBus } from "@voiceloc/bus";
+import { BUS_CATALOG, type BusCatalogue, type TaskEvent, type WorkMessage } from "@voiceloc/contracts";
 import { silentLogger } from "@voiceloc/log";
 import { startTestGateway, BOB_KEY, type TestGateway } from "../testing/harness.ts";
 import type { AudioBookDoc } from "../records/kinds.ts";
@@ -21,7 +21,8 @@ interface SetupOptions {
   wrap?: (bus: Bus) => Bus;
 }
 
-async function setup(options: SetupOptions = {}): Promise<{ t: TestGateway; bus: Bus }> {
+/** The gateway on an in-process bus, and that bus typed by the catalogue (the test plays the workers). */
+async function setup(options: SetupOptions = {}): Promise<{ t: TestGateway; bus: CatalogBus<BusCatalogue> }> {
   const bus = createInProcessBus({ logger: silentLogger() });
   const { env, wrap, ...rest } = options;
   const t = await startTestGateway({ PORT: "0", HOST: "127.0.0.1", ...env }, { bus: wrap ? wrap(bus) : bus, ...rest });
@@ -30,7 +31,7 @@ async function setup(options: SetupOptions = {}): Promise<{ t: TestGateway; bus:
     await t.close();
     await bus.close();
   });
-  return { t, bus };
+  return { t, bus: createCatalogBus(bus, BUS_CATALOG) };
 }
 
 async function eventually<T>(read: () => Promise<T>, ok: (value: T) => boolean, what: string): Promise<T> {
@@ -56,7 +57,7 @@ describe("task mesh: work out, progress back", () => {
   it("publishes work for a new record and projects its progress events into the record", async () => {
     const { t, bus } = await setup();
     const received: WorkMessage[] = [];
-    const sub = await bus.consumeWork(WORK_QUEUES.audiobook, WorkMessageSchema, async ({ data }) => {
+    const sub = await bus.consumeWork("audiobook", async ({ data }) => {
       received.push(data);
       return outcome.ack();
     });
@@ -69,10 +70,10 @@ describe("task mesh: work out, progress back", () => {
     expect(received[0]).toMatchObject({ kind: "audiobook", task_id: created.id, account_id: "alice", file: "book.txt", preset_voice_name: "espeak:es" });
 
     const read = async () => (await (await t.request("GET", `/v1/audio_books/${created.id}`)).json()) as Record<string, unknown>;
-    await bus.publishEvent(SUBJECTS.taskEvent("audiobook", created.id), event({ task_id: created.id, seq: 1, progress: 10 }));
+    await bus.publishEvent("task", event({ task_id: created.id, seq: 1, progress: 10 }));
     await eventually(read, (r) => r.task_progress === 10 && r.task_status === "processing", "progress 10");
     await bus.publishEvent(
-      SUBJECTS.taskEvent("audiobook", created.id),
+      "task",
       event({ task_id: created.id, seq: 4, status: "completed", progress: 100, result_key: `results/audiobook/${created.id}.mp3` }),
     );
     const done = await eventually(read, (r) => r.task_status === "completed", "completion");
@@ -106,7 +107,7 @@ describe("task mesh: work out, progress back", () => {
       event({ task_id: created.id, seq: 1_999_999, status: "completed", progress: 100, result_key: "results/x.mp3" }),
     ];
     expected = events.length;
-    for (const e of events) await bus.publishEvent(SUBJECTS.taskEvent("audiobook", created.id), e, { msgId: `${created.id}:${e.seq}` });
+    for (const e of events) await bus.publishEvent("task", e);
     await allProjected;
     expect(samples.map((x) => x.progress)).toEqual([10, 60, 60, 60, 60, 75, 100]);
     // status follows the newest event only: the stale one changed nothing, the redelivery's did
@@ -128,10 +129,10 @@ describe("task mesh: work out, progress back", () => {
     const created = (await (
       await t.request("POST", "/v1/audio_books/", { body: { file: "book.txt", name: "Fails", source_language: "English", target_language: "English" } })
     ).json()) as { id: string };
-    await bus.publishEvent(SUBJECTS.taskEvent("audiobook", created.id), event({ task_id: created.id, seq: 1, progress: 70 }));
-    await bus.publishEvent(SUBJECTS.taskEvent("audiobook", created.id), event({ task_id: created.id, seq: 1_000_001, progress: 0 }));
+    await bus.publishEvent("task", event({ task_id: created.id, seq: 1, progress: 70 }));
+    await bus.publishEvent("task", event({ task_id: created.id, seq: 1_000_001, progress: 0 }));
     await bus.publishEvent(
-      SUBJECTS.taskEvent("audiobook", created.id),
+      "task",
       event({ task_id: created.id, seq: 1_999_999, status: "failed", progress: 0, error: "The text file is empty." }),
     );
     await done;
@@ -142,7 +143,7 @@ describe("task mesh: work out, progress back", () => {
 
   it("marks a dead-lettered task failed with a reason in plain words", async () => {
     const { t, bus } = await setup();
-    const sub = await bus.consumeWork(WORK_QUEUES["voice-stream"], WorkMessageSchema, async () => outcome.term("the audio file could not be decoded"));
+    const sub = await bus.consumeWork("voice-stream", async () => outcome.term("the audio file could not be decoded"));
     cleanups.push(() => sub.stop());
     const created = (await (await t.request("POST", "/v1/voices/streams", { body: { file: "x.wav", source_language: "English", target_language: "French" } })).json()) as { id: string };
     const failed = await eventually(
@@ -173,7 +174,7 @@ describe("task mesh: work out, progress back", () => {
     const id = "0190c4c2-8d3e-7000-8000-000000000001";
     await t.gateway.deps.subtitles.create(storedSubtitle(id, "alice", new Date(Date.now() - 60_000)));
     const received: string[] = [];
-    const sub = await bus.consumeWork(WORK_QUEUES.subtitle, WorkMessageSchema, async ({ data }) => {
+    const sub = await bus.consumeWork("subtitle", async ({ data }) => {
       received.push(data.task_id);
       return outcome.ack();
     });
@@ -218,12 +219,12 @@ describe("fair scheduling: a limit of tasks in flight per account and kind", () 
     const deps = t.gateway.deps;
     const repos = { audiobook: deps.audioBooks, "voice-stream": deps.voiceStreams, subtitle: deps.subtitles };
     const slots = await DispatchSlots.open(deps.store, 2);
-    const second = new TaskMesh(bus, repos, slots, silentLogger(), { sweepIntervalMs: 60_000 });
+    const second = new TaskMesh(bus.bus, repos, slots, silentLogger(), { sweepIntervalMs: 60_000 });
     await second.start();
     cleanups.push(() => second.stop());
 
     const received: string[] = [];
-    const sub = await bus.consumeWork(WORK_QUEUES.audiobook, WorkMessageSchema, async ({ data }) => {
+    const sub = await bus.consumeWork("audiobook", async ({ data }) => {
       received.push(data.task_id);
       return outcome.ack();
     });
@@ -266,7 +267,7 @@ describe("fair scheduling: a limit of tasks in flight per account and kind", () 
     // each finished task lets the account's oldest waiting one go, never more than two in flight
     for (let done = 0; done < 4; done += 1) {
       const finished = aliceIds[done]!;
-      await bus.publishEvent(SUBJECTS.taskEvent("audiobook", finished), event({ task_id: finished, seq: 9, status: "completed", progress: 100 }));
+      await bus.publishEvent("task", event({ task_id: finished, seq: 9, status: "completed", progress: 100 }));
       await eventually(async () => received.length, (n) => n === 4 + done, `alice's task ${done + 3}`);
       expect(received.at(-1)).toBe(aliceIds[done + 2]);
       expect(await slots.inFlight("audiobook", "alice")).toBe(2);
@@ -278,7 +279,7 @@ describe("fair scheduling: a limit of tasks in flight per account and kind", () 
   it("publishes, after a crash, records stored but never published, within the account's limit", async () => {
     const { t, bus } = await setup({ env: { ACCOUNT_MAX_TASKS_IN_FLIGHT: "2" }, sweepIntervalMs: 60_000 });
     const received: string[] = [];
-    const sub = await bus.consumeWork(WORK_QUEUES.subtitle, WorkMessageSchema, async ({ data }) => {
+    const sub = await bus.consumeWork("subtitle", async ({ data }) => {
       received.push(data.task_id);
       return outcome.ack();
     });

@@ -1,10 +1,10 @@
-import type { Bus, BusSubscription, DeadLetter } from "@voiceloc/bus";
+import { createCatalogBus, type Bus, type BusSubscription, type CatalogBus, type DeadLetter, type WorkPayload } from "@voiceloc/bus";
 import {
+  BUS_CATALOG,
   PROJECTION_DURABLE,
   STREAMS,
-  SUBJECTS,
-  TaskEventSchema,
-  WORK_QUEUES,
+  TASK_KINDS,
+  type BusCatalogue,
   type TaskEvent,
   type Language,
   type TaskKind,
@@ -21,33 +21,39 @@ export interface TaskRepositories {
   subtitle: TaskRepository<SubtitleDoc>;
 }
 
-/** The work message for a stored record (what the worker needs, nothing more). */
-export function workMessageFor(kind: TaskKind, doc: TaskDoc): WorkMessage {
+type BaseWork = Pick<WorkMessage, "task_id" | "account_id" | "file" | "source_language" | "target_language">;
+
+function baseWork(doc: TaskDoc): BaseWork {
   const d = doc as TaskDoc & { file: string; source_language: Language; target_language: Language };
-  const base = { task_id: d.id, account_id: d.account_id, file: d.file, source_language: d.source_language, target_language: d.target_language };
-  switch (kind) {
-    case "audiobook": {
-      const a = doc as AudioBookDoc;
-      return {
-        kind,
-        ...base,
-        name: a.name,
-        preset_voice_name: a.preset_voice_name,
-        use_voice_clone: a.use_voice_clone,
-        voice_clone_sample: a.voice_clone_sample,
-      };
-    }
-    case "voice-stream":
-      return { kind, ...base, voice: (doc as VoiceStreamDoc).voice };
-    case "subtitle": {
-      const sub = doc as SubtitleDoc;
-      return { kind, ...base, mode: sub.mode, subtitle_format: sub.subtitle_format };
-    }
-    default: {
-      const unreachable: never = kind;
-      throw new Error(`unknown task kind ${String(unreachable)}`);
-    }
-  }
+  return { task_id: d.id, account_id: d.account_id, file: d.file, source_language: d.source_language, target_language: d.target_language };
+}
+
+/**
+ * The work message of each kind for a stored record (what the worker needs, nothing more), typed by the
+ * catalogue: a builder whose message does not fit its queue's payload fails to compile.
+ */
+const WORK_MESSAGES: { [K in TaskKind]: (doc: TaskDoc) => WorkPayload<BusCatalogue, K> } = {
+  audiobook: (doc) => {
+    const a = doc as AudioBookDoc;
+    return {
+      kind: "audiobook",
+      ...baseWork(doc),
+      name: a.name,
+      preset_voice_name: a.preset_voice_name,
+      use_voice_clone: a.use_voice_clone,
+      voice_clone_sample: a.voice_clone_sample,
+    };
+  },
+  "voice-stream": (doc) => ({ kind: "voice-stream", ...baseWork(doc), voice: (doc as VoiceStreamDoc).voice }),
+  subtitle: (doc) => {
+    const sub = doc as SubtitleDoc;
+    return { kind: "subtitle", ...baseWork(doc), mode: sub.mode, subtitle_format: sub.subtitle_format };
+  },
+};
+
+/** The work message for a stored record of this kind. */
+export function workMessageFor<K extends TaskKind>(kind: K, doc: TaskDoc): WorkPayload<BusCatalogue, K> {
+  return WORK_MESSAGES[kind](doc);
 }
 
 /**
@@ -89,25 +95,29 @@ export class TaskMesh implements TaskDispatcher {
   private sweeping: Promise<void> | undefined;
   /** One pump per kind and account at a time in this process (the store decides across processes). */
   private readonly pumps = new Map<string, Promise<void>>();
+  /** The bus typed by the catalogue: work, events and dead letters by name, payloads checked. */
+  private readonly bus: CatalogBus<BusCatalogue>;
 
   constructor(
-    private readonly bus: Bus,
+    bus: Bus,
     private readonly repos: TaskRepositories,
     private readonly slots: DispatchSlots,
     private readonly logger: Logger,
     private readonly options: TaskMeshOptions = {},
-  ) {}
+  ) {
+    this.bus = createCatalogBus(bus, BUS_CATALOG);
+  }
 
   async start(): Promise<void> {
-    await this.bus.provision({ streams: [STREAMS.work, STREAMS.events], queues: Object.values(WORK_QUEUES) });
+    await this.bus.bus.provision({ streams: [...BUS_CATALOG.streams], queues: TASK_KINDS.map((kind) => BUS_CATALOG.work[kind].queue) });
     this.subscriptions.push(
-      await this.bus.subscribeEvents(SUBJECTS.allTaskEvents, TaskEventSchema, ({ data }) => this.onEvent(data), {
+      await this.bus.subscribeEvents("task", ({ data }) => this.onEvent(data), {
         durable: PROJECTION_DURABLE,
         stream: STREAMS.events.name,
       }),
     );
-    for (const queue of Object.values(WORK_QUEUES)) {
-      this.subscriptions.push(await this.bus.onDeadLetter(queue, (letter) => this.failDeadLetter(letter)));
+    for (const kind of TASK_KINDS) {
+      this.subscriptions.push(await this.bus.onDeadLetter(kind, (letter) => this.failDeadLetter(kind, letter)));
     }
     await this.sweep();
     const interval = this.options.sweepIntervalMs ?? 30_000;
@@ -152,8 +162,8 @@ export class TaskMesh implements TaskDispatcher {
     return this.sweeping;
   }
 
-  private async publish(kind: TaskKind, doc: TaskDoc): Promise<void> {
-    await this.bus.publishWork(SUBJECTS.work(kind), workMessageFor(kind, doc), { msgId: doc.id });
+  private async publish<K extends TaskKind>(kind: K, doc: TaskDoc): Promise<void> {
+    await this.bus.publishWork(kind, workMessageFor(kind, doc));
     await this.repos[kind].markPublished(doc.id);
   }
 
@@ -211,10 +221,9 @@ export class TaskMesh implements TaskDispatcher {
     }
   }
 
-  private async failDeadLetter(letter: DeadLetter): Promise<void> {
-    const kind = (Object.keys(WORK_QUEUES) as TaskKind[]).find((k) => WORK_QUEUES[k].name === letter.queue);
+  private async failDeadLetter(kind: TaskKind, letter: DeadLetter): Promise<void> {
     const taskId = letter.msgId;
-    if (!kind || !taskId) {
+    if (!taskId) {
       this.logger.warn({ queue: letter.queue, streamSeq: letter.streamSeq }, "dead letter without a task id");
       return;
     }

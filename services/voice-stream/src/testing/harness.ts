@@ -3,8 +3,8 @@ import { randomUUID } from "node:crypto";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { createFsBlobStore, type BlobStore } from "@voiceloc/blobs";
-import { createInProcessBus, type Bus } from "@voiceloc/bus";
-import { SUBJECTS, TaskEventSchema, WORK_QUEUES, type Language, type TaskEvent, type VoiceStreamWork } from "@voiceloc/contracts";
+import { createCatalogBus, createInProcessBus, type Bus } from "@voiceloc/bus";
+import { BUS_CATALOG, type Language, type TaskEvent, type VoiceStreamWork } from "@voiceloc/contracts";
 import {
   createApertiumEngine,
   createMtRegistry,
@@ -134,7 +134,8 @@ export async function startService(stack: Stack, options: { mediaRoot: string; b
   });
   await service.start();
   const events: TaskEvent[] = [];
-  const subscription = await bus.subscribeEvents(SUBJECTS.allTaskEvents, TaskEventSchema, (e) => void events.push(e.data));
+  const typed = createCatalogBus(bus, BUS_CATALOG);
+  const subscription = await typed.subscribeEvents("task", (e) => void events.push(e.data));
   const terminal = (e: TaskEvent) => e.status === "completed" || e.status === "failed";
   return {
     bus,
@@ -152,7 +153,7 @@ export async function startService(stack: Stack, options: { mediaRoot: string; b
         target_language: task.target,
         voice: task.voice ?? null,
       };
-      await bus.publishWork(WORK_QUEUES["voice-stream"].subject, work, { msgId: id });
+      await typed.publishWork("voice-stream", work);
       return id;
     },
     async finished(taskId, timeoutMs = 150_000) {
