@@ -1,6 +1,6 @@
 import type { BlobStore } from "@voiceloc/blobs";
 import type { Bus, StopOptions } from "@voiceloc/bus";
-import { STREAMS, SubtitleWorkSchema, WORK_QUEUES } from "@voiceloc/contracts";
+import { BUS_CATALOG } from "@voiceloc/contracts";
 import type { MtRegistry, SttRegistry } from "@voiceloc/engines";
 import type { Logger } from "@voiceloc/log";
 import type { MediaToolkit } from "@voiceloc/media";
@@ -44,14 +44,13 @@ export interface SubtitleService {
 export function createSubtitleService(options: SubtitleServiceOptions): SubtitleService {
   const { bus, blobs } = options;
   const logger = options.logger.child({ component: "subtitle" });
-  const queue = WORK_QUEUES.subtitle;
+  const queue = BUS_CATALOG.work.subtitle.queue;
   const maxSeconds = options.maxSeconds ?? DEFAULT_SUBTITLE_MAX_SECONDS;
   const worker: TaskWorker = createTaskWorker({
     bus,
+    catalog: BUS_CATALOG,
     blobs,
     kind: "subtitle",
-    queue,
-    schema: SubtitleWorkSchema,
     logger,
     concurrency: options.concurrency ?? 1,
     ...(options.workRoot === undefined ? {} : { workRoot: options.workRoot }),
@@ -70,7 +69,7 @@ export function createSubtitleService(options: SubtitleServiceOptions): Subtitle
     name: "subtitle",
     start() {
       starting ??= (async () => {
-        await bus.provision({ streams: [STREAMS.work, STREAMS.events], queues: [queue] });
+        await bus.provision({ streams: [...BUS_CATALOG.streams], queues: [queue] });
         await worker.start();
         logger.info(
           { recognition: options.stt.capabilities().languages, translationPairs: options.mt.capabilities().pairs.length, maxSeconds },
