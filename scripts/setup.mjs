@@ -10,13 +10,25 @@ import { fileURLToPath } from "node:url";
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const say = (line) => process.stderr.write(`[setup] ${line}\n`);
 
+// Installed with --no-install-recommends, so every package a voice needs at run time is listed
+// here explicitly, even when Debian only *recommends* it. Audited with
+// `apt-cache depends --recommends <pkg>` and by speaking with every voice in a fresh
+// `debootstrap bookworm` chroot after installing exactly this list:
+// - festvox-hi-nsk only recommends festival-hi, which holds hindi_phones.scm: without it the
+//   Hindi voice writes no WAV ("SIOD ERROR: could not open file hindi_phones.scm").
+// - festival recommends festvox-kallpc16k (listed); apertium recommends transfuse/zip/unzip,
+//   which only document formats need (we translate plain text): not installed.
+// Keep deploy/Dockerfile's list in step with this one.
 const APT_PACKAGES = [
   "ffmpeg", "nats-server", "espeak-ng", "flite",
-  "festival", "festvox-kallpc16k", "festvox-ru", "festvox-hi-nsk", "festvox-italp16k",
+  "festival", "festvox-kallpc16k", "festvox-ru", "festvox-hi-nsk", "festival-hi", "festvox-italp16k",
   "apertium", "apertium-eng-spa", "apertium-fr-es", "apertium-es-pt", "apertium-spa-ita", "apertium-urd-hin",
   "pocketsphinx", "pocketsphinx-en-us",
   "fonts-noto-core", "fonts-noto-cjk",
 ];
+
+// `--system-only`: install the Debian packages and stop (used to check the list in a fresh chroot).
+const systemOnly = process.argv.includes("--system-only");
 
 function run(cmd, args, options = {}) {
   const result = spawnSync(cmd, args, { stdio: ["ignore", "inherit", "inherit"], cwd: root, ...options });
@@ -47,6 +59,8 @@ if (debs) {
     }
   }
 }
+
+if (systemOnly) process.exit(0);
 
 // 2. The pinned pnpm.
 const pinned = JSON.parse(readFileSync(join(root, "package.json"), "utf8")).packageManager.split("@")[1];

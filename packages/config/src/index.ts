@@ -77,6 +77,25 @@ const optionalUrl = (protocols: string[]) =>
     { message: `expected a URL with scheme ${protocols.join(" or ")}` },
   );
 
+/** An OpenAI-compatible service address for one capability: a URL, or "off" to switch it off. */
+const serviceUrlOrOff = optionalString.refine(
+  (v) => {
+    if (v === undefined || v.toLowerCase() === "off") return true;
+    try {
+      return ["http:", "https:"].includes(new URL(v).protocol);
+    } catch {
+      return false;
+    }
+  },
+  { message: "expected a URL with scheme http: or https:, or off" },
+);
+
+/** The address for one capability: its own variable, else OPENAI_BASE_URL; none when switched off. */
+function serviceUrl(own: string | undefined, shared: string | undefined): string | undefined {
+  if (own?.toLowerCase() === "off") return undefined;
+  return own ?? shared;
+}
+
 export const EnvSchema = z
   .object({
     NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
@@ -124,6 +143,9 @@ export const EnvSchema = z
     /** Characters one synthesis request may carry; the API schema's own cap is 5,000. */
     SYNTHESIS_MAX_CHARACTERS: z.coerce.number().int().min(1).max(5000).default(5000),
     OPENAI_BASE_URL: optionalUrl(["http:", "https:"]),
+    OPENAI_TTS_BASE_URL: serviceUrlOrOff,
+    OPENAI_STT_BASE_URL: serviceUrlOrOff,
+    OPENAI_MT_BASE_URL: serviceUrlOrOff,
     OPENAI_API_KEY: optionalString,
     OPENAI_TTS_MODEL: z.string().min(1).default("gpt-4o-mini-tts"),
     OPENAI_TTS_VOICES: z
@@ -163,6 +185,9 @@ export const EnvSchema = z
   .transform((env) => {
     const base = env.INIT_CWD ?? process.cwd();
     const dataDir = resolve(base, env.DATA_DIR);
+    const ttsUrl = serviceUrl(env.OPENAI_TTS_BASE_URL, env.OPENAI_BASE_URL);
+    const sttUrl = serviceUrl(env.OPENAI_STT_BASE_URL, env.OPENAI_BASE_URL);
+    const mtUrl = serviceUrl(env.OPENAI_MT_BASE_URL, env.OPENAI_BASE_URL);
     return {
       nodeEnv: env.NODE_ENV,
       port: env.PORT,
@@ -207,11 +232,8 @@ export const EnvSchema = z
             ? { accessKeyId: env.GCS_HMAC_ACCESS_KEY_ID, secretAccessKey: env.GCS_HMAC_SECRET }
             : undefined,
       },
-      openaiStt: env.OPENAI_BASE_URL ? { baseUrl: env.OPENAI_BASE_URL, apiKey: env.OPENAI_API_KEY, model: env.OPENAI_STT_MODEL } : undefined,
-      openaiMt:
-        env.OPENAI_BASE_URL && env.OPENAI_MT_MODEL
-          ? { baseUrl: env.OPENAI_BASE_URL, apiKey: env.OPENAI_API_KEY, model: env.OPENAI_MT_MODEL }
-          : undefined,
+      openaiStt: sttUrl ? { baseUrl: sttUrl, apiKey: env.OPENAI_API_KEY, model: env.OPENAI_STT_MODEL } : undefined,
+      openaiMt: mtUrl && env.OPENAI_MT_MODEL ? { baseUrl: mtUrl, apiKey: env.OPENAI_API_KEY, model: env.OPENAI_MT_MODEL } : undefined,
       workerConcurrency: env.WORKER_CONCURRENCY,
       /** Per-credential request rate on /v1 (a token bucket); undefined when off. Burst defaults to 10 seconds' worth. */
       rateLimit:
@@ -222,9 +244,7 @@ export const EnvSchema = z
       maxBookCharacters: env.MAX_BOOK_CHARACTERS,
       scheduling: { accountMaxTasksInFlight: env.ACCOUNT_MAX_TASKS_IN_FLIGHT },
       subtitleMaxSeconds: env.SUBTITLE_MAX_SECONDS,
-      openaiTts: env.OPENAI_BASE_URL
-        ? { baseUrl: env.OPENAI_BASE_URL, apiKey: env.OPENAI_API_KEY, model: env.OPENAI_TTS_MODEL, voices: env.OPENAI_TTS_VOICES }
-        : undefined,
+      openaiTts: ttsUrl ? { baseUrl: ttsUrl, apiKey: env.OPENAI_API_KEY, model: env.OPENAI_TTS_MODEL, voices: env.OPENAI_TTS_VOICES } : undefined,
     };
   });
 

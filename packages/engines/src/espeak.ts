@@ -3,6 +3,7 @@ import { runProcess } from "@voiceloc/media";
 import { ENGINE_TIMEOUT_MS, engineFailure, finishWav, outputPath, pickVoice, probeBinary } from "./cli.ts";
 import { TtsEngineUnavailableError, UnspeakableTextError } from "./errors.ts";
 import type { Language } from "./languages.ts";
+import { LANGUAGE_SCRIPTS, type Script } from "./scripts.ts";
 import { prepareText } from "./text.ts";
 import type { SynthesisResult, SynthesizeRequest, TtsCapabilities, TtsEngine, VoiceInfo } from "./types.ts";
 
@@ -57,6 +58,19 @@ export const ESPEAK_VOICES: readonly EspeakVoiceSpec[] = [
 
 const HAN = /\p{Script=Han}/u;
 
+/**
+ * espeak-ng voices read their own script and switch to English pronunciation for Latin words
+ * (measured: "Google" inside Russian, Hindi, Arabic, Urdu, Amharic, Korean text is spoken as
+ * English). The Chinese voices read Latin letters as pinyin, so Latin runs go to another voice;
+ * the Japanese voice reads kana only.
+ */
+function espeakReads(language: Language): Script[] {
+  if (language === "Chinese") return ["Han"];
+  if (language === "Japanese") return ["Kana", "Latin"];
+  const own = LANGUAGE_SCRIPTS[language].filter((s) => s !== "Han");
+  return own.includes("Latin") ? own : [...own, "Latin"];
+}
+
 export interface EspeakOptions {
   logger: Logger;
   /** espeak-ng binary, default "espeak-ng" from PATH. */
@@ -96,6 +110,7 @@ export async function createEspeakEngine(options: EspeakOptions): Promise<TtsEng
     gender: "male",
     description: spec.description,
     quality: spec.quality,
+    reads: espeakReads(spec.language),
   }));
   const codeOf = new Map(specs.map((spec) => [`espeak:${spec.code}`, spec.code]));
   const capabilities: TtsCapabilities = {

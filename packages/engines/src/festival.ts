@@ -5,6 +5,7 @@ import { runProcess } from "@voiceloc/media";
 import { ENGINE_TIMEOUT_MS, engineFailure, finishWav, outputPath, pickVoice, probeBinary, withScratchDir } from "./cli.ts";
 import { TtsEngineUnavailableError, UnspeakableTextError } from "./errors.ts";
 import type { Language } from "./languages.ts";
+import type { Script } from "./scripts.ts";
 import { prepareText, toAsciiText, toLatin1 } from "./text.ts";
 import type { SynthesisResult, SynthesizeRequest, TtsCapabilities, TtsEngine, VoiceInfo } from "./types.ts";
 
@@ -18,28 +19,33 @@ interface FestivalVoiceSpec {
   encoding: "utf8" | "latin1" | "ascii";
   /** Letters the text must contain for this voice to say anything. */
   script: RegExp;
+  /**
+   * Scripts it reads. Measured: the Hindi voice says nothing for Latin words (the WAV is as long
+   * with "Google iPhone" inside as without); the Russian one mangles them; both read digits.
+   */
+  reads: readonly Script[];
 }
 
 /** Festival voices from Debian packages festvox-ru, festvox-hi-nsk, festvox-italp16k/itapc16k, festvox-kallpc16k. */
 export const FESTIVAL_VOICES: readonly FestivalVoiceSpec[] = [
   {
-    id: "msu_ru_nsh_clunits", language: "Russian", gender: "male", quality: 50, encoding: "utf8", script: /\p{Script=Cyrillic}/u,
+    id: "msu_ru_nsh_clunits", language: "Russian", gender: "male", quality: 50, encoding: "utf8", script: /\p{Script=Cyrillic}/u, reads: ["Cyrillic"],
     description: "Russian male, festival unit selection (Moscow State University voice)",
   },
   {
-    id: "hindi_NSK_diphone", language: "Hindi", gender: "male", quality: 40, encoding: "utf8", script: /\p{Script=Devanagari}/u,
+    id: "hindi_NSK_diphone", language: "Hindi", gender: "male", quality: 40, encoding: "utf8", script: /\p{Script=Devanagari}/u, reads: ["Devanagari"],
     description: "Hindi male, festival diphone voice (reads Devanagari)",
   },
   {
-    id: "lp_diphone", language: "Italian", gender: "female", quality: 40, encoding: "latin1", script: /[A-Za-zÀ-ÿ]/,
+    id: "lp_diphone", language: "Italian", gender: "female", quality: 40, encoding: "latin1", script: /[A-Za-zÀ-ÿ]/, reads: ["Latin"],
     description: "Italian female, festival diphone voice",
   },
   {
-    id: "pc_diphone", language: "Italian", gender: "male", quality: 39, encoding: "latin1", script: /[A-Za-zÀ-ÿ]/,
+    id: "pc_diphone", language: "Italian", gender: "male", quality: 39, encoding: "latin1", script: /[A-Za-zÀ-ÿ]/, reads: ["Latin"],
     description: "Italian male, festival diphone voice",
   },
   {
-    id: "kal_diphone", language: "English", gender: "male", quality: 35, encoding: "ascii", script: /[A-Za-z0-9]/,
+    id: "kal_diphone", language: "English", gender: "male", quality: 35, encoding: "ascii", script: /[A-Za-z0-9]/, reads: ["Latin"],
     description: "English (US) male, festival diphone voice",
   },
 ];
@@ -85,6 +91,7 @@ export async function createFestivalEngine(options: FestivalOptions): Promise<Tt
     gender: spec.gender,
     description: spec.description,
     quality: spec.quality,
+    reads: spec.reads,
   }));
   const specOf = new Map(specs.map((spec) => [`festival:${spec.id}`, spec]));
   const capabilities: TtsCapabilities = {

@@ -50,6 +50,7 @@ export async function createFliteEngine(options: FliteOptions): Promise<TtsEngin
     gender: spec.gender,
     description: spec.description,
     quality: spec.quality,
+    reads: ["Latin"],
   }));
   if (voices.length === 0) throw new TtsEngineUnavailableError("The flite speech engine has none of its English voices installed.");
   const capabilities: TtsCapabilities = { languages: ["English"], voices, cloning: false, maxInputChars: 3_000 };

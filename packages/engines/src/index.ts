@@ -12,3 +12,5 @@ export * from "./detect.ts";
 export * from "./synthesize.ts";
 export * from "./mt/index.ts";
 export * from "./stt/index.ts";
+export * from "./scripts.ts";
+export * from "./samples.ts";

@@ -103,6 +103,7 @@ export function createOpenAiTtsEngine(options: OpenAiTtsOptions): TtsEngine {
     voices,
     cloning: false,
     maxInputChars: 4_000,
+    remote: true,
   };
 
   async function synthesize(request: SynthesizeRequest): Promise<SynthesisResult> {

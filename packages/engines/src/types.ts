@@ -1,4 +1,5 @@
 import type { Language } from "./languages.ts";
+import type { Script } from "./scripts.ts";
 
 export interface VoiceInfo {
   /** Stable identifier, "<engine>:<voice>", e.g. "espeak:en-us", "flite:slt", "festival:msu_ru_nsh_clunits". */
@@ -11,6 +12,11 @@ export interface VoiceInfo {
   description: string;
   /** Naturalness rank, 0–100; higher sounds more natural. Used to choose default voices. */
   quality: number;
+  /**
+   * The scripts the voice reads well; runs of other scripts in a text go to a voice that reads them.
+   * Absent: the voice reads any script (a multilingual service voice).
+   */
+  reads?: readonly Script[];
 }
 
 export interface TtsCapabilities {
@@ -21,6 +27,8 @@ export interface TtsCapabilities {
   cloning: boolean;
   /** Largest text the engine takes comfortably in one call; longer text is split into sentences. */
   maxInputChars: number;
+  /** True for a paid or remote service: its self-test speaks one word instead of a sentence. */
+  remote?: boolean;
 }
 
 export interface SynthesizeRequest {

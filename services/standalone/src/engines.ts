@@ -26,8 +26,16 @@ export interface EngineStack extends SpeechStack {
   capabilities(): Capabilities;
 }
 
-export async function createEngineStack(config: Config, logger: Logger): Promise<EngineStack> {
-  const speech = await createSpeechStack({ logger, ffmpegPath: config.ffmpegPath, openai: config.openaiTts });
+/** Settings of the speech stack the configuration does not carry (offline engine binaries, self-test limits). */
+export type SpeechStackExtras = Pick<Parameters<typeof createSpeechStack>[0], "offline" | "selfTest">;
+
+/**
+ * Detects the engines and self-tests them before anything is claimed: each language's default
+ * voice speaks a sentence, each configured HTTP service answers a tiny request (one word of speech,
+ * a one-word translation, a half-second WAV to transcribe). What fails is not offered (logged why).
+ */
+export async function createEngineStack(config: Config, logger: Logger, extras: SpeechStackExtras = {}): Promise<EngineStack> {
+  const speech = await createSpeechStack({ logger, ffmpegPath: config.ffmpegPath, openai: config.openaiTts, ...extras });
   const mtEngines: MtEngine[] = [];
   if (config.openaiMt) {
     mtEngines.push(createOpenAiTranslator({ baseUrl: config.openaiMt.baseUrl, apiKey: config.openaiMt.apiKey, model: config.openaiMt.model, logger }));
@@ -37,7 +45,7 @@ export async function createEngineStack(config: Config, logger: Logger): Promise
   } catch (error) {
     logger.warn({ err: error }, "Apertium is not available; offline translation is off");
   }
-  const mt = createMtRegistry(mtEngines);
+  const mt = createMtRegistry(mtEngines, { logger });
 
   const sttEngines: SttEngine[] = [];
   if (config.openaiStt) {
@@ -50,7 +58,14 @@ export async function createEngineStack(config: Config, logger: Logger): Promise
   } catch (error) {
     logger.warn({ err: error }, "pocketsphinx is not available; offline recognition is off");
   }
-  const stt = createSttRegistry(sttEngines);
+  const stt = createSttRegistry(sttEngines, { logger });
+  const [mtReport, sttReport] = await Promise.all([mt.selfTest(), stt.selfTest()]);
+  if (mtReport.passed.length + mtReport.dropped.length + sttReport.passed.length + sttReport.dropped.length > 0) {
+    logger.info(
+      { translation: mtReport.passed, translationDropped: mtReport.dropped.map((d) => d.engine), recognition: sttReport.passed, recognitionDropped: sttReport.dropped.map((d) => d.engine) },
+      "speech services self-tested",
+    );
+  }
 
   const capabilities = (): Capabilities => {
     const tts = speech.registry.capabilities();

@@ -75,8 +75,10 @@ export async function startRuntime(config: Config, rootLogger: Logger): Promise<
     let engines: EngineStack | undefined;
     if (workers.length > 0) {
       engines = await createEngineStack(config, rootLogger);
-      const table = engines.capabilities();
-      const sub = await createCatalogBus(bus, BUS_CATALOG).serve("capabilities", () => table);
+      const stack = engines;
+      const table = stack.capabilities();
+      // Answered live: a voice or engine dropped after start (failing on first use or at run time) is no longer claimed.
+      const sub = await createCatalogBus(bus, BUS_CATALOG).serve("capabilities", () => stack.capabilities());
       parts.push({ name: "capabilities", stop: () => sub.stop() });
       rootLogger.info(
         { synthesis: table.synthesis.languages, recognition: table.recognition.languages, translationPairs: table.translation.pairs.length },

@@ -2,8 +2,10 @@ import {
   createOpenAiTtsEngine,
   createTtsRegistry,
   detectOfflineEngines,
+  type DetectOfflineEnginesOptions,
   type TtsEngine,
   type TtsRegistry,
+  type TtsRegistryOptions,
 } from "@voiceloc/engines";
 import type { Logger } from "@voiceloc/log";
 import { createMediaToolkit, resolveFfmpeg, type MediaToolkit } from "@voiceloc/media";
@@ -20,18 +22,28 @@ export interface SpeechStack {
   media: MediaToolkit;
 }
 
-/**
- * The speech engines this process can run: every installed offline engine, plus an
- * OpenAI-compatible server when one is configured; and the ffmpeg toolkit they encode with.
- */
-export async function createSpeechStack(options: {
+export interface SpeechStackOptions {
   logger: Logger;
   ffmpegPath?: string | undefined;
   openai?: OpenAiTtsSettings | undefined;
+  /** Engines to use instead of detecting the installed offline ones. */
   engines?: TtsEngine[];
-}): Promise<SpeechStack> {
+  /** Settings of the offline engines (binary paths, rates), or false to switch one off. */
+  offline?: Omit<DetectOfflineEnginesOptions, "logger"> | undefined;
+  /** Self-test limits (time, concurrency). */
+  selfTest?: Omit<TtsRegistryOptions, "logger"> | undefined;
+}
+
+/**
+ * The speech engines this process can run: every installed offline engine, plus an
+ * OpenAI-compatible server when one is configured; and the ffmpeg toolkit they encode with.
+ * Before it is returned, each language's default voice speaks a short native sentence: a voice
+ * that fails is dropped from the table (logged with the reason), so the next voice takes the
+ * language or the language is honestly not offered.
+ */
+export async function createSpeechStack(options: SpeechStackOptions): Promise<SpeechStack> {
   const { logger } = options;
-  const engines: TtsEngine[] = options.engines ?? (await detectOfflineEngines({ logger }));
+  const engines: TtsEngine[] = options.engines ?? (await detectOfflineEngines({ ...options.offline, logger }));
   if (options.openai) {
     engines.unshift(
       createOpenAiTtsEngine({
@@ -44,5 +56,17 @@ export async function createSpeechStack(options: {
     );
   }
   const binaries = await resolveFfmpeg({ ffmpegPath: options.ffmpegPath, logger });
-  return { registry: createTtsRegistry(engines), media: createMediaToolkit(binaries, logger) };
+  const registry = createTtsRegistry(engines, { ...options.selfTest, logger });
+  const started = performance.now();
+  const report = await registry.selfTest();
+  logger.info(
+    {
+      passed: report.passed.length,
+      dropped: report.dropped.map((d) => d.voice),
+      uncovered: report.uncovered,
+      ms: Math.round(performance.now() - started),
+    },
+    "speech voices self-tested",
+  );
+  return { registry, media: createMediaToolkit(binaries, logger) };
 }

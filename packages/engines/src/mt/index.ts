@@ -26,4 +26,4 @@ export {
   translationSystemPrompt,
   type OpenAiTranslatorOptions,
 } from "./openai.ts";
-export { createMtRegistry, mtPairRank, type MtCapabilityTable, type MtRegistry, type MtRegistryPair, type ResolvedTranslator } from "./registry.ts";
+export { createMtRegistry, mtPairRank, type MtCapabilityTable, type MtRegistry, type MtRegistryOptions, type MtRegistryPair, type MtSelfTestReport, type ResolvedTranslator } from "./registry.ts";

@@ -147,7 +147,7 @@ export function createOpenAiTranslator(options: OpenAiTranslatorOptions): MtEngi
   for (const source of LANGUAGES) {
     for (const target of LANGUAGES) if (source !== target && offered.has(source) && offered.has(target)) pairs.push({ source, target, quality: "llm" });
   }
-  const capabilities: MtCapabilities = { pairs };
+  const capabilities: MtCapabilities = { pairs, remote: true };
 
   async function complete(text: string, source: Language, target: Language, outer: AbortSignal): Promise<string> {
     const timeout = AbortSignal.timeout(timeoutMs);

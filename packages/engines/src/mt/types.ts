@@ -14,6 +14,8 @@ export interface MtPair {
 
 export interface MtCapabilities {
   pairs: MtPair[];
+  /** True for a remote service: it is tested with a one-word translation at start. */
+  remote?: boolean;
 }
 
 export interface TranslationRequest {

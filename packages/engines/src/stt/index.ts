@@ -38,4 +38,4 @@ export {
   type OpenAiTranscriberOptions,
   type ParsedVerboseTranscription,
 } from "./openai.ts";
-export { createSttRegistry, type SttCapabilityTable, type SttRegistry, type SttRegistryTranscribeRequest } from "./registry.ts";
+export { createSttRegistry, type SttCapabilityTable, type SttRegistry, type SttRegistryOptions, type SttRegistryTranscribeRequest, type SttSelfTestReport } from "./registry.ts";

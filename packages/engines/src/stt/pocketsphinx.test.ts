@@ -45,10 +45,10 @@ function expectWellFormed(transcript: Transcript): void {
     for (const word of segment.words ?? []) {
       expect(word.start).toBeGreaterThanOrEqual(segment.start);
       expect(word.end).toBeLessThanOrEqual(segment.end);
-      if (word.confidence !== undefined) {
-        expect(word.confidence).toBeGreaterThanOrEqual(0);
-        expect(word.confidence).toBeLessThanOrEqual(1);
-      }
+      // pocketsphinx states a confidence for every word (`-time yes`), scaled to 0–1.
+      expect(word.confidence).toEqual(expect.any(Number));
+      expect(word.confidence).toBeGreaterThanOrEqual(0);
+      expect(word.confidence).toBeLessThanOrEqual(1);
     }
     previousEnd = segment.end;
   }
@@ -86,10 +86,13 @@ describe("pocketsphinx engine", () => {
     const found = recognisedWords(transcript);
     const hits = ROBUST_WORDS.filter((w) => found.has(w));
     expect(hits.length, `recognised: ${transcript.text}`).toBeGreaterThanOrEqual(Math.ceil(ROBUST_WORDS.length * 0.7));
-    // The second sentence starts after the pause, in a later segment than "fox".
-    const foxSegment = transcript.segments.findIndex((s) => /\bfox\b/i.test(s.text));
-    const houseSegment = transcript.segments.findIndex((s) => /\bhouse\b/i.test(s.text));
-    if (foxSegment >= 0 && houseSegment >= 0) expect(houseSegment).toBeGreaterThan(foxSegment);
+    // The second sentence is in a later segment than the first: the first segment with a word of
+    // the first sentence comes before the last segment with a word of the second.
+    const has = (words: readonly string[]) => (s: { text: string }) => words.some((w) => new RegExp(`\\b${w}\\b`, "i").test(s.text));
+    const firstSentence = transcript.segments.findIndex(has(ROBUST_WORDS.slice(0, 6)));
+    const secondSentence = transcript.segments.findLastIndex(has(ROBUST_WORDS.slice(6)));
+    expect(firstSentence, transcript.text).toBeGreaterThanOrEqual(0);
+    expect(secondSentence, transcript.text).toBeGreaterThan(firstSentence);
     expect(transcript.segments.some((s) => (s.words?.length ?? 0) > 0)).toBe(true);
   });
 
@@ -98,10 +101,11 @@ describe("pocketsphinx engine", () => {
     const transcript = await engine.transcribe({ path, language: "English" });
     expectWellFormed(transcript);
     expect(transcript.segments.length).toBeGreaterThanOrEqual(3);
-    for (const segment of transcript.segments) {
-      expect(segment.text.length).toBeLessThanOrEqual(80);
-      if ((segment.words?.length ?? 0) > 1) expect(segment.end - segment.start).toBeLessThanOrEqual(7);
-    }
+    for (const segment of transcript.segments) expect(segment.text.length).toBeLessThanOrEqual(80);
+    // Cues of several words last at most 7 s (a single long word may not be cut).
+    const multiWord = transcript.segments.filter((segment) => (segment.words?.length ?? 0) > 1);
+    expect(multiWord.length).toBeGreaterThanOrEqual(3);
+    for (const segment of multiWord) expect(segment.end - segment.start).toBeLessThanOrEqual(7);
     const found = recognisedWords(transcript);
     expect(["village", "mountains", "children", "river", "weather", "market"].filter((w) => found.has(w)).length).toBeGreaterThanOrEqual(4);
   });
