@@ -1,8 +1,9 @@
+import { writeFile } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { accountKeySegment, createFsBlobStore, type BlobStore } from "@voiceloc/blobs";
 import { INTERNAL_REPLY_MESSAGE, createCatalogBus, createInProcessBus, type Bus, type CatalogBus } from "@voiceloc/bus";
 import { BUS_CATALOG, type BusCatalogue, type SynthesizeRequest } from "@voiceloc/contracts";
-import { TtsError, createTtsRegistry, type TtsEngine, type TtsErrorCode } from "@voiceloc/engines";
+import { TtsError, createTtsRegistry, encodePcm16Wav, type TtsEngine, type TtsErrorCode } from "@voiceloc/engines";
 import { silentLogger } from "@voiceloc/log";
 import { tempDir } from "@voiceloc/testing";
 import { createSpeechStack, type SpeechStack } from "./engines.ts";
@@ -93,7 +94,10 @@ describe("engine errors", () => {
   const CLIENT_CODES = new Set(["text_empty", "text_too_long", "text_not_speakable", "unknown_voice", "voice_language_mismatch", "language_not_supported"]);
   const ENGINE_WORDS = "stderr: /opt/engine/bin at 0x7ffd1234 said no";
 
-  /** An engine (our own port) that fails with the code written in the text, and never otherwise is asked. */
+  /**
+   * An engine (our own port) that fails with the engine error code written in the text; any other text (the
+   * registry's self-test sentence on first use) is spoken as one second of silence, so the voice is claimed.
+   */
   const failing: TtsEngine = {
     id: "failing",
     capabilities: () => ({
@@ -103,7 +107,10 @@ describe("engine errors", () => {
       maxInputChars: 1_000,
     }),
     synthesize: async (request) => {
-      throw new TtsError(request.text.trim() as TtsErrorCode, `${request.text.trim()} ${ENGINE_WORDS}`);
+      const code = request.text.trim();
+      if (code in TTS_ERROR_REPLY) throw new TtsError(code as TtsErrorCode, `${code} ${ENGINE_WORDS}`);
+      await writeFile(request.outPath, encodePcm16Wav(new Int16Array(22_050), 22_050));
+      return { wavPath: request.outPath, sampleRate: 22_050, voice: request.voice };
     },
   };
 
