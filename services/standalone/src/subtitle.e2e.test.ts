@@ -8,7 +8,10 @@ import { access, mkdir, readFile, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { blobRootFor, createFsBlobStore } from "@voiceloc/blobs";
+import { createNatsBus } from "@voiceloc/bus";
 import { loadConfig } from "@voiceloc/config";
+import { createGateway } from "@voiceloc/gateway";
 import { silentLogger } from "@voiceloc/log";
 import { createMediaToolkit, GLOBAL_ARGS, inputArgs, resolveFfmpeg, runProcess, UNTRUSTED_MEDIA_DEMUXERS, type MediaToolkit } from "@voiceloc/media";
 import { freePort, makeSpeechWav, makeTestVideo, startNatsServer, tempDir } from "@voiceloc/testing";
@@ -187,6 +190,7 @@ interface Proc {
 describe("gateway and subtitle worker as separate processes over nats-server", () => {
   let nats: Awaited<ReturnType<typeof startNatsServer>>;
   const procs: Proc[] = [];
+  const inProcessCleanups: (() => Promise<void>)[] = [];
 
   async function startProcess(services: string, env: Record<string, string>, port: number): Promise<Proc> {
     const child = spawn(process.execPath, ["--import", "tsx", join(here, "main.ts")], {
@@ -230,10 +234,11 @@ describe("gateway and subtitle worker as separate processes over nats-server", (
         await exited;
       }
     }
+    for (const cleanup of inProcessCleanups.splice(0).reverse()) await cleanup();
     await nats?.stop();
   });
 
-  it("completes a burn_in job; a worker killed after recognition resumes in a new process without recognising again", async () => {
+  it("completes a burn_in job; a worker killed after recognition resumes in a new process without recognising again, and task_progress never moves backwards on any projection update", async () => {
     const dataDir = join(dir.path, "mesh");
     const gatewayPort = await freePort();
     const base = `http://127.0.0.1:${gatewayPort}`;
@@ -245,7 +250,30 @@ describe("gateway and subtitle worker as separate processes over nats-server", (
       SIGNING_SECRET: "mesh-signing-secret-0123456789-abcdef",
       PUBLIC_BASE_URL: base,
     };
-    await startProcess("gateway", common, gatewayPort);
+    // The gateway runs in this process (SERVICES=gateway, the worker in its own) so that every
+    // projection update can be sampled as it is stored.
+    const progressOf = new Map<string, number[]>();
+    const gatewayBus = await createNatsBus({ url: nats.url, logger: silentLogger(), name: "test-gateway" });
+    const config = loadConfig({ ...common, SERVICES: "gateway", PORT: String(gatewayPort), HOST: "127.0.0.1", LOG_LEVEL: "silent" });
+    const gatewayBlobs = createFsBlobStore({ root: blobRootFor(config.dataDir) });
+    const gateway = await createGateway({
+      config,
+      logger: silentLogger(),
+      bus: gatewayBus,
+      blobs: gatewayBlobs,
+      onProjected: (_event, record) => {
+        if (!record) return;
+        const seen = progressOf.get(record.id) ?? [];
+        seen.push(record.task_progress);
+        progressOf.set(record.id, seen);
+      },
+    });
+    await gateway.start();
+    inProcessCleanups.push(async () => {
+      await gateway.stop();
+      await gatewayBus.close({ graceMs: 5_000 });
+      await gatewayBlobs.close();
+    });
     const first = await startProcess("subtitle", common, await freePort());
 
     const id = await create(base, { file: "talk.mp4", source_language: "English", target_language: "English" });
@@ -260,9 +288,13 @@ describe("gateway and subtitle worker as separate processes over nats-server", (
     const big = await create(base, { file: "big.mp4", source_language: "English", target_language: "English" });
     const transcript = join(dataDir, "blobs", "objects", "tasks", big, "checkpoints", "transcript.json");
     const deadline = Date.now() + 120_000;
+    // Killed while rendering (progress past the written subtitle file, 72%): after the transcript
+    // checkpoint, and above what a redelivery can open with (70%), so an opening that lowered the
+    // record would show.
+    const rendering = () => (progressOf.get(big) ?? []).some((p) => p > 72 && p < 100);
     for (;;) {
-      if (await access(transcript).then(() => true, () => false)) break;
-      if (Date.now() > deadline) throw new Error(`no transcript checkpoint appeared:\n${first.output.join("")}`);
+      if (rendering() && (await access(transcript).then(() => true, () => false))) break;
+      if (Date.now() > deadline) throw new Error(`rendering did not start:\n${first.output.join("")}`);
       await new Promise((r) => setTimeout(r, 25));
     }
     const exited = new Promise((r) => first.child.once("exit", r));
@@ -270,6 +302,7 @@ describe("gateway and subtitle worker as separate processes over nats-server", (
     await exited;
     const midway = (await (await fetch(`${base}/v1/videos/subtitle/${big}`, { headers })).json()) as Json;
     expect(midway.task_status).toBe("processing");
+    expect(midway.task_progress).toBeGreaterThan(72);
     expect(messages(first).filter((m) => m === "speech recognised")).toHaveLength(2);
 
     const second = await startProcess("subtitle", common, await freePort());
@@ -280,5 +313,12 @@ describe("gateway and subtitle worker as separate processes over nats-server", (
     expect(log).not.toContain("speech recognised");
     const info = await media.probe((await download(record.localized_file, "mesh-big.mp4")).path);
     expect(Math.abs(info.durationSeconds - 20)).toBeLessThanOrEqual(0.5);
+
+    const samples = progressOf.get(big) ?? [];
+    const drops = samples.flatMap((value, i) => (i > 0 && value < Math.max(...samples.slice(0, i)) ? [`#${i}: ${value} after ${Math.max(...samples.slice(0, i))}`] : []));
+    expect(drops, `progress samples: ${samples.join(", ")}`).toEqual([]);
+    // Both deliveries' events were projected, up to the end.
+    expect(samples.length).toBeGreaterThan(5);
+    expect(samples.at(-1)).toBe(100);
   }, 480_000);
 });

@@ -1,17 +1,19 @@
 /**
- * The subtitle worker's failure classification (to be replaced by the shared one in @voiceloc/worker):
- * turns fetch, media and engine errors into TaskInputError (the input is at fault: fail now, with a
- * reason in plain words), RetryableTaskError (try again later), or the error unchanged (a bug or an
- * outage: retried with the queue's back-off). Messages never carry paths, addresses or stderr.
+ * The subtitle worker's own wording of failures. What an error means for the task (input, retryable,
+ * bug) is decided by the one failure policy of @voiceloc/worker (`taskFailure`); this module only says
+ * "video" where the shared reasons say "audio", and words the limits and refusals of this service.
  */
-import { isFetchRefusedError } from "@voiceloc/fetch";
-import { MtError, SttError, TranslationServiceError } from "@voiceloc/engines";
+import type { MediaErrorCode } from "@voiceloc/media";
 import { MediaError } from "@voiceloc/media";
-import { RetryableTaskError, TaskInputError } from "@voiceloc/worker";
+import { SttError } from "@voiceloc/engines";
+import { TaskInputError, taskFailure } from "@voiceloc/worker";
 
 export const NO_SPEECH_MESSAGE = "No speech was recognised in the video.";
 
 const NOT_VIDEO = "The file is not a video we can read";
+
+/** The picture of a `side_file` task that an MP4 cannot carry without re-encoding. */
+export const PICTURE_NOT_IN_MP4 = "its picture cannot be carried in an MP4 file without re-encoding; use mode burn_in.";
 
 /** "The file is not a video we can read: <reason>" */
 export function notVideo(reason: string, cause?: unknown): TaskInputError {
@@ -28,67 +30,38 @@ function formatLimit(seconds: number): string {
   return `${seconds} seconds`;
 }
 
-/** Why the media toolkit could not read the input, in plain words; undefined for our own faults. */
-function mediaReason(error: MediaError): string | undefined {
-  switch (error.code) {
-    case "MEDIA_FORMAT_NOT_ALLOWED":
-      return /playlist|list of other files/.test(error.message)
-        ? "it is a playlist or a list of other files; send one video file."
-        : "it is not in a supported video format (playlists and lists of other files are refused).";
-    case "MEDIA_UNREADABLE":
-    case "PROBE_FAILED":
-      return "it is damaged or is not a video file.";
-    case "MEDIA_NO_AUDIO":
-      return "it has no audio track to take speech from.";
-    case "MEDIA_NO_VIDEO":
-      return "it has no picture (video track).";
-    case "FFMPEG_NOT_FOUND":
-    case "FFMPEG_FAILED":
-    case "MEDIA_CANCELLED":
-    case "MEDIA_INVALID_REQUEST":
-      return undefined;
-    default: {
-      const unreachable: never = error.code;
-      return unreachable;
-    }
+/** Why a video was refused, for the media codes the policy classifies as the input's fault. */
+const VIDEO_REASONS: Partial<Record<MediaErrorCode, (error: MediaError) => string>> = {
+  MEDIA_FORMAT_NOT_ALLOWED: (error) =>
+    /playlist|list of other files/.test(error.message)
+      ? "it is a playlist or a list of other files; send one video file."
+      : "it is not in a supported video format (playlists and lists of other files are refused).",
+  MEDIA_UNREADABLE: () => "it is damaged or is not a video file.",
+  PROBE_FAILED: () => "it is damaged or is not a video file.",
+  MEDIA_NO_AUDIO: () => "it has no audio track to take speech from.",
+  MEDIA_NO_VIDEO: () => "it has no picture (video track).",
+};
+
+/** The subtitle wording of an input failure, or undefined to keep the policy's reason. */
+function videoWording(error: unknown): TaskInputError | undefined {
+  if (error instanceof MediaError) {
+    const reason = VIDEO_REASONS[error.code];
+    return reason === undefined ? undefined : notVideo(reason(error), error);
   }
-}
-
-/** Errors of fetching the input. */
-export function fetchFailure(error: unknown): unknown {
-  if (!isFetchRefusedError(error)) return error;
-  if (error.code === "cancelled") return error;
-  return error.retryable ? new RetryableTaskError(error.message, { cause: error }) : new TaskInputError(error.message, { cause: error });
-}
-
-/** Errors of inspecting or decoding the input with ffprobe/ffmpeg. */
-export function mediaFailure(error: unknown): unknown {
-  if (!(error instanceof MediaError)) return error;
-  const reason = mediaReason(error);
-  return reason === undefined ? error : notVideo(reason, error);
-}
-
-/** Errors of the recognition and translation engines. */
-export function engineFailure(error: unknown): unknown {
-  if (error instanceof TaskInputError || error instanceof RetryableTaskError) return error;
   if (error instanceof SttError) {
-    switch (error.code) {
-      case "RECOGNITION_NOT_SUPPORTED":
-      case "RECOGNITION_AUDIO_TOO_LARGE":
-        return new TaskInputError(error.message, { cause: error });
-      case "RECOGNITION_MEDIA_UNUSABLE":
-        return notVideo("its sound could not be used for speech recognition.", error);
-      case "RECOGNITION_NO_SPEECH":
-        return new TaskInputError(NO_SPEECH_MESSAGE, { cause: error });
-      default:
-        return error.retryable ? new RetryableTaskError(error.message, { cause: error }) : error;
-    }
+    if (error.code === "RECOGNITION_MEDIA_UNUSABLE") return notVideo("its sound could not be used for speech recognition.", error);
+    if (error.code === "RECOGNITION_NO_SPEECH") return new TaskInputError(NO_SPEECH_MESSAGE, { cause: error });
   }
-  if (error instanceof MtError) {
-    if (error.code === "TRANSLATION_NOT_SUPPORTED") return new TaskInputError(error.message, { cause: error });
-    if (!error.retryable) return error;
-    const retryAfterMs = error instanceof TranslationServiceError ? error.retryAfterMs : undefined;
-    return new RetryableTaskError(error.message, retryAfterMs === undefined ? { cause: error } : { cause: error, retryAfterMs });
-  }
-  return mediaFailure(error);
+  return undefined;
+}
+
+/**
+ * The error to throw from a step that reads the task's video (fetching, probing, decoding, recognising
+ * its sound, rendering it): classified by the shared policy with `scope: "input"`, and worded for a
+ * video when the policy finds the input at fault.
+ */
+export function videoFailure(error: unknown): unknown {
+  const failure = taskFailure(error, { scope: "input" });
+  if (!(failure instanceof TaskInputError)) return failure;
+  return videoWording(error) ?? failure;
 }

@@ -2,6 +2,7 @@ export { createSubtitleService, type SubtitleService, type SubtitleServiceOption
 export {
   createSubtitleHandler,
   DEFAULT_SUBTITLE_MAX_SECONDS,
+  subtitleResumedProgress,
   type BurnInSettings,
   type SubtitleFetchSettings,
   type SubtitlePipelineDeps,

@@ -9,7 +9,7 @@
  * recognised segments with word times and the video's length: recognition is never redone) and
  * `translation.json`. Rendering needs the video again, so a resumed task fetches it again.
  */
-import { readFile, writeFile } from "node:fs/promises";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { BlobStore } from "@voiceloc/blobs";
 import type { Language, SubtitleWork } from "@voiceloc/contracts";
@@ -30,9 +30,18 @@ import {
   type MediaToolkit,
   type SubtitleStyle,
 } from "@voiceloc/media";
-import { CheckpointNotFoundError, TaskInputError, type TaskContext, type TaskHandler, type TaskResult } from "@voiceloc/worker";
-import { buildCues, type CueSegment, type TimedWord } from "./cues.ts";
-import { engineFailure, fetchFailure, mediaFailure, NO_SPEECH_MESSAGE, notVideo, tooLong } from "./errors.ts";
+import {
+  TaskInputError,
+  taskFailure,
+  type ResumeContext,
+  type TaskCheckpoints,
+  type TaskContext,
+  type TaskHandler,
+  type TaskResult,
+} from "@voiceloc/worker";
+import { z } from "zod";
+import { buildCues, type CueSegment } from "./cues.ts";
+import { NO_SPEECH_MESSAGE, notVideo, PICTURE_NOT_IN_MP4, tooLong, videoFailure } from "./errors.ts";
 import { SUBTITLE_CONTENT_TYPES, writeSrt, writeSubtitles } from "./formats.ts";
 import { ISO_639_2, SUBTITLE_FONTS } from "./languages.ts";
 
@@ -62,20 +71,31 @@ export interface SubtitlePipelineDeps {
   burnIn?: BurnInSettings;
 }
 
-interface SavedTranscript {
-  version: 1;
-  language: string;
-  /** Length of the video, in seconds (cues end inside it). */
-  mediaSeconds: number;
-  segments: CueSegment[];
-}
+const seconds = z.number().finite().min(0);
 
-interface SavedTranslation {
-  version: 1;
-  source: string;
-  target: string;
-  texts: string[];
-}
+const TimedWordSchema = z.object({ word: z.string(), start: z.number().finite(), end: z.number().finite() });
+
+const SegmentSchema = z.object({ start: seconds, end: seconds, text: z.string(), words: z.array(TimedWordSchema).optional() });
+type SavedSegment = z.infer<typeof SegmentSchema>;
+
+/** `transcript.json`: the recognised segments (with word times when the recogniser gives them). */
+const TranscriptCheckpointSchema = z.object({
+  version: z.literal(1),
+  language: z.string(),
+  /** Length of the video, in seconds (cues end inside it). */
+  mediaSeconds: z.number().finite().positive(),
+  segments: z.array(SegmentSchema),
+});
+type SavedTranscript = z.infer<typeof TranscriptCheckpointSchema>;
+
+/** `translation.json`: one text per transcript segment. */
+const TranslationCheckpointSchema = z.object({
+  version: z.literal(1),
+  source: z.string(),
+  target: z.string(),
+  texts: z.array(z.string()),
+});
+type SavedTranslation = z.infer<typeof TranslationCheckpointSchema>;
 
 interface Input {
   path: string;
@@ -88,8 +108,6 @@ const TRANSLATION = "translation.json";
 /** Progress milestones (percent) at the end of each stage. */
 const P = { fetched: 4, probed: 6, extracted: 12, recognised: 60, translated: 70, written: 72, rendered: 99 } as const;
 
-const PICTURE_NOT_IN_MP4 = "its picture cannot be carried in an MP4 file without re-encoding; use mode burn_in.";
-
 /** What the MP4 muxer says about a stream it cannot carry. */
 const CODEC_NOT_IN_MP4 = /codec not currently supported in container|Could not find tag for codec/i;
 
@@ -98,19 +116,28 @@ const TRANSLATION_BATCH_CHARS = 2_000;
 
 const list = (items: readonly string[]) => (items.length > 0 ? items.join(", ") : "none");
 
-const finite = (n: unknown): n is number => typeof n === "number" && Number.isFinite(n);
-
-function isWord(value: unknown): value is TimedWord {
-  const w = value as Partial<TimedWord> | null;
-  return typeof w === "object" && w !== null && typeof w.word === "string" && finite(w.start) && finite(w.end);
+async function readTranscript(checkpoints: TaskCheckpoints, language: Language): Promise<SavedTranscript | undefined> {
+  const saved = await checkpoints.readJson(TRANSCRIPT, TranscriptCheckpointSchema);
+  return saved?.language === language ? saved : undefined;
 }
 
-function isSegment(value: unknown): value is CueSegment {
-  const s = value as Partial<CueSegment> | null;
-  return (
-    typeof s === "object" && s !== null && finite(s.start) && finite(s.end) && typeof s.text === "string" &&
-    (s.words === undefined || (Array.isArray(s.words) && s.words.every(isWord)))
-  );
+async function readTranslation(checkpoints: TaskCheckpoints, task: SubtitleWork, segments: number): Promise<SavedTranslation | undefined> {
+  const saved = await checkpoints.readJson(TRANSLATION, TranslationCheckpointSchema);
+  const fits = saved !== undefined && saved.source === task.source_language && saved.target === task.target_language && saved.texts.length === segments;
+  return fits ? saved : undefined;
+}
+
+/**
+ * Progress already done by earlier deliveries, from the checkpoints: recognition (60), then
+ * translation (70; at once when no translation is needed). What follows (cues, rendering) is redone.
+ * Never more than the handler reports for the same checkpoints.
+ */
+export async function subtitleResumedProgress(task: SubtitleWork, ctx: Pick<ResumeContext, "checkpoints">): Promise<number> {
+  if (!(await ctx.checkpoints.has(TRANSCRIPT))) return 0;
+  const transcript = await readTranscript(ctx.checkpoints, task.source_language);
+  if (transcript === undefined) return 0;
+  if (task.source_language === task.target_language) return P.translated;
+  return (await readTranslation(ctx.checkpoints, task, transcript.segments.length)) === undefined ? P.recognised : P.translated;
 }
 
 export function createSubtitleHandler(deps: SubtitlePipelineDeps): TaskHandler<SubtitleWork> {
@@ -130,25 +157,6 @@ export function createSubtitleHandler(deps: SubtitlePipelineDeps): TaskHandler<S
     if (problems.length > 0) throw new TaskInputError(problems.join(" "));
   }
 
-  async function readCheckpoint<T>(ctx: TaskContext, name: string, valid: (value: unknown) => value is T): Promise<T | undefined> {
-    let path: string;
-    try {
-      path = await ctx.checkpoints.get(name);
-    } catch (error) {
-      if (error instanceof CheckpointNotFoundError) return undefined;
-      throw error;
-    }
-    try {
-      const value: unknown = JSON.parse(await readFile(path, "utf8"));
-      if (valid(value)) return value;
-    } catch (error) {
-      ctx.logger.warn({ err: error, checkpoint: name }, "unreadable checkpoint; redoing that stage");
-      return undefined;
-    }
-    ctx.logger.warn({ checkpoint: name }, "checkpoint of another shape; redoing that stage");
-    return undefined;
-  }
-
   /** Fetches and checks the video: one ordinary media file with a picture and sound, within the limit. */
   async function fetchInput(task: SubtitleWork, ctx: TaskContext): Promise<Input> {
     ctx.logger.info({ stage: "fetch" }, "subtitle stage");
@@ -156,7 +164,7 @@ export function createSubtitleHandler(deps: SubtitlePipelineDeps): TaskHandler<S
     try {
       path = (await fetchToFile(task.file, join(ctx.workDir, "input"), { ...deps.fetch, signal: ctx.signal, logger: ctx.logger })).path;
     } catch (error) {
-      throw fetchFailure(error);
+      throw videoFailure(error);
     }
     ctx.progress(P.fetched, "inspecting the video");
     let info: MediaInfo;
@@ -164,7 +172,7 @@ export function createSubtitleHandler(deps: SubtitlePipelineDeps): TaskHandler<S
       info = await media.probe(path, { signal: ctx.signal });
       assertSingleMediaFile(info);
     } catch (error) {
-      throw mediaFailure(error);
+      throw videoFailure(error);
     }
     if (!info.video) throw notVideo("it has no picture (video track).");
     if (!info.audio) throw notVideo("it has no audio track to take speech from.");
@@ -190,7 +198,7 @@ export function createSubtitleHandler(deps: SubtitlePipelineDeps): TaskHandler<S
         }),
       );
     } catch (error) {
-      throw mediaFailure(error);
+      throw videoFailure(error);
     }
     const seconds = await media.encodedAudioDuration(wav, "wav", { signal: ctx.signal });
     if (seconds > maxSeconds + 0.05) throw tooLong(maxSeconds);
@@ -206,11 +214,11 @@ export function createSubtitleHandler(deps: SubtitlePipelineDeps): TaskHandler<S
     try {
       transcript = await stt.transcribe({ path: wav, language: task.source_language, signal: ctx.signal });
     } catch (error) {
-      throw engineFailure(error);
+      throw videoFailure(error);
     }
-    const segments: CueSegment[] = transcript.segments
+    const segments: SavedSegment[] = transcript.segments
       .map((s) => {
-        const segment: CueSegment = { start: Math.max(0, s.start), end: Math.max(s.start, s.end), text: s.text.trim() };
+        const segment: SavedSegment = { start: Math.max(0, s.start), end: Math.max(s.start, s.end), text: s.text.trim() };
         if (s.words !== undefined && s.words.length > 0) segment.words = s.words.map((w) => ({ word: w.word, start: w.start, end: w.end }));
         return segment;
       })
@@ -222,7 +230,7 @@ export function createSubtitleHandler(deps: SubtitlePipelineDeps): TaskHandler<S
       mediaSeconds: Math.min(maxSeconds, input.info.durationSeconds > 0 ? input.info.durationSeconds : seconds),
       segments,
     };
-    await ctx.checkpoints.put(TRANSCRIPT, Buffer.from(JSON.stringify(saved)));
+    await ctx.checkpoints.putJson(TRANSCRIPT, saved);
     ctx.logger.info({ segments: segments.length, seconds: saved.mediaSeconds, timedWords: segments.some((s) => s.words !== undefined) }, "speech recognised");
     return saved;
   }
@@ -234,7 +242,7 @@ export function createSubtitleHandler(deps: SubtitlePipelineDeps): TaskHandler<S
       try {
         return (await mt.translate({ text, source, target, signal: ctx.signal })).trim();
       } catch (error) {
-        throw engineFailure(error);
+        throw taskFailure(error);
       }
     };
     const batches: number[][] = [];
@@ -280,22 +288,14 @@ export function createSubtitleHandler(deps: SubtitlePipelineDeps): TaskHandler<S
     const target = task.target_language;
     if (source === target) return transcript.segments;
     const texts = transcript.segments.map((s) => s.text);
-    let translated = (
-      await readCheckpoint(ctx, TRANSLATION, (v): v is SavedTranslation => {
-        const t = v as Partial<SavedTranslation> | null;
-        return (
-          typeof t === "object" && t !== null && t.version === 1 && t.source === source && t.target === target &&
-          Array.isArray(t.texts) && t.texts.length === texts.length && t.texts.every((x) => typeof x === "string")
-        );
-      })
-    )?.texts;
+    let translated = (await readTranslation(ctx.checkpoints, task, texts.length))?.texts;
     if (translated !== undefined) {
       ctx.logger.info("translation restored from its checkpoint");
     } else {
       ctx.logger.info({ stage: "translate", segments: texts.length }, "subtitle stage");
       translated = await translateTexts(texts, task, ctx);
       const record: SavedTranslation = { version: 1, source, target, texts: translated };
-      await ctx.checkpoints.put(TRANSLATION, Buffer.from(JSON.stringify(record)));
+      await ctx.checkpoints.putJson(TRANSLATION, record);
       ctx.logger.info({ segments: translated.length }, "segments translated");
     }
     return transcript.segments.map((s, i) => ({ start: s.start, end: s.end, text: translated[i] ?? "" }));
@@ -350,7 +350,7 @@ export function createSubtitleHandler(deps: SubtitlePipelineDeps): TaskHandler<S
       if (task.mode === "side_file" && error instanceof FfmpegFailedError && error.stderrTail.some((line) => CODEC_NOT_IN_MP4.test(line))) {
         throw notVideo(PICTURE_NOT_IN_MP4, error);
       }
-      throw mediaFailure(error);
+      throw videoFailure(error);
     }
     const key = ctx.resultKey(ext);
     await blobs.put(key, { path: outPath }, { contentType: container === "mp4" ? "video/mp4" : "video/x-matroska" });
@@ -364,13 +364,7 @@ export function createSubtitleHandler(deps: SubtitlePipelineDeps): TaskHandler<S
     ctx.progress(0, "fetching the video");
 
     let input: Input | undefined;
-    const saved = await readCheckpoint(ctx, TRANSCRIPT, (v): v is SavedTranscript => {
-      const t = v as Partial<SavedTranscript> | null;
-      return (
-        typeof t === "object" && t !== null && t.version === 1 && t.language === source &&
-        finite(t.mediaSeconds) && t.mediaSeconds > 0 && Array.isArray(t.segments) && t.segments.every(isSegment)
-      );
-    });
+    const saved = await readTranscript(ctx.checkpoints, source);
     let transcript: SavedTranscript;
     if (saved) {
       ctx.logger.info({ segments: saved.segments.length }, "transcript restored from its checkpoint; recognition is not redone");

@@ -183,6 +183,22 @@ describe("subtitle service (in-process bus)", () => {
     expect(cues.map((c) => c.lines.join(" "))).toEqual(["Good morning", "Thank you"]);
     expect(cues[0]?.start).toBe(0.6);
     expect(await h.blobs.list(`tasks/${id}/`)).toEqual([]);
+    // The delivery opens with the work already done (recognition; no translation needed), not at 0.
+    const opening = [...h.events.filter((e) => e.task_id === id)].sort((x, y) => x.seq - y.seq)[0];
+    expect(opening?.status).toBe("processing");
+    expect(opening?.progress).toBe(70);
+  });
+
+  it("a transcript checkpoint of another shape is not trusted: recognition is redone", async () => {
+    const id = randomUUID();
+    const foreign = { version: 1, language: "English", mediaSeconds: video.durationSeconds, segments: [{ start: "0.6", end: 1.8, text: "good morning" }] };
+    await h.blobs.put(checkpointKey(id, "transcript.json"), Buffer.from(JSON.stringify(foreign)));
+    await h.submit({ id, file: "talk.mp4", source: "English", target: "English", mode: "side_file", format: "srt" });
+    const { end, events } = await completed(id);
+    expect(events.map((e) => e.progress)[0]).toBe(0);
+    const cues = parseSubtitles(await readFile(await h.download(end.subtitle_key as string), "utf8"));
+    expect(words(cues.flatMap((c) => c.lines).join(" "))).toEqual(expect.arrayContaining(["weather", "coffee"]));
+    expect(words(cues.flatMap((c) => c.lines).join(" "))).not.toContain("morning");
   });
 
   describe("a Theora + Vorbis video (codecs MP4 cannot carry)", () => {

@@ -5,7 +5,13 @@ import type { MtRegistry, SttRegistry } from "@voiceloc/engines";
 import type { Logger } from "@voiceloc/log";
 import type { MediaToolkit } from "@voiceloc/media";
 import { createTaskWorker, type TaskWorker } from "@voiceloc/worker";
-import { createSubtitleHandler, DEFAULT_SUBTITLE_MAX_SECONDS, type BurnInSettings, type SubtitleFetchSettings } from "./pipeline.ts";
+import {
+  createSubtitleHandler,
+  DEFAULT_SUBTITLE_MAX_SECONDS,
+  subtitleResumedProgress,
+  type BurnInSettings,
+  type SubtitleFetchSettings,
+} from "./pipeline.ts";
 
 export interface SubtitleServiceOptions {
   bus: Bus;
@@ -54,6 +60,7 @@ export function createSubtitleService(options: SubtitleServiceOptions): Subtitle
     logger,
     concurrency: options.concurrency ?? 1,
     ...(options.workRoot === undefined ? {} : { workRoot: options.workRoot }),
+    initialProgress: subtitleResumedProgress,
     handle: createSubtitleHandler({
       blobs,
       mt: options.mt,
