@@ -109,8 +109,9 @@ describe("engine errors", () => {
     synthesize: async (request) => {
       const code = request.text.trim();
       if (code in TTS_ERROR_REPLY) throw new TtsError(code as TtsErrorCode, `${code} ${ENGINE_WORDS}`);
-      await writeFile(request.outPath, encodePcm16Wav(new Int16Array(22_050), 22_050));
-      return { wavPath: request.outPath, sampleRate: 22_050, voice: request.voice };
+      const wavPath = request.outPath ?? `${dir.path}/self-test-${Date.now()}.wav`;
+      await writeFile(wavPath, encodePcm16Wav(new Int16Array(22_050), 22_050));
+      return { wavPath, sampleRate: 22_050, voice: request.voice ?? "failing:one" };
     },
   };
 
