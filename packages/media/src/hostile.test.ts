@@ -7,7 +7,7 @@ import { makeToneWav, tempDir } from "@voiceloc/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resolveFfmpeg } from "./resolve.ts";
 import { describeFfmpegFailure } from "./run.ts";
-import { withClaimedMp4Duration, withZeroWavChannels } from "./testing/hostile.ts";
+import { withClaimedMp4Duration, withZeroWavChannels } from "@voiceloc/testing";
 import { createMediaToolkit, type MediaToolkit } from "./toolkit.ts";
 
 const exec = promisify(execFile);

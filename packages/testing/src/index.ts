@@ -1,3 +1,4 @@
 export * from "./tmp.ts";
 export * from "./nats.ts";
 export * from "./media.ts";
+export * from "./hostile.ts";

@@ -5,7 +5,7 @@ import { silentLogger } from "@voiceloc/log";
 import { freePort, tempDir } from "@voiceloc/testing";
 import { createEngineStack } from "./engines.ts";
 import { startRuntime, type Runtime } from "./runtime.ts";
-import { SAMPLE_SENTENCES } from "./samples.ts";
+import { SELF_TEST_SENTENCES as SAMPLE_SENTENCES } from "@voiceloc/engines";
 
 const KEY = "caps-key-alice-1";
 let runtime: Runtime;

@@ -8,7 +8,7 @@ import { silentLogger } from "@voiceloc/log";
 import { probe, resolveFfmpeg } from "@voiceloc/media";
 import { freePort, tempDir } from "@voiceloc/testing";
 import { startRuntime, type Runtime } from "./runtime.ts";
-import { SAMPLE_SENTENCES } from "./samples.ts";
+import { SELF_TEST_SENTENCES as SAMPLE_SENTENCES } from "@voiceloc/engines";
 
 const KEY = "e2e-key-alice-1";
 let runtime: Runtime;

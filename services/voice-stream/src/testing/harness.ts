@@ -18,9 +18,8 @@ import {
 } from "@voiceloc/engines";
 import { silentLogger, type Logger } from "@voiceloc/log";
 import { createMediaToolkit, GLOBAL_ARGS, inputArgs, resolveFfmpeg, WAV_DEMUXERS, AUDIO_CLIP_DEMUXERS, type MediaToolkit } from "@voiceloc/media";
-import { makeSpeechWav, tempDir } from "@voiceloc/testing";
+import { makeSpeechWav, tempDir, withClaimedMp4Duration, withZeroWavChannels } from "@voiceloc/testing";
 import { createVoiceStreamService, type VoiceStreamService } from "../service.ts";
-import { withClaimedMp4Duration, withZeroWavChannels } from "./hostile.ts";
 
 export interface Stack {
   logger: Logger;

@@ -1,7 +1,5 @@
 /**
  * Hostile media for tests: files whose headers lie, made from honest files by editing their bytes.
- * (A copy lives in services/voice-stream/src/testing/hostile.ts: test helpers are not part of the
- * package's public entry.)
  */
 
 const CONTAINERS = new Set(["moov", "trak", "mdia"]);
