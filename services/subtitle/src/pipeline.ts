@@ -13,7 +13,7 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { BlobStore } from "@voiceloc/blobs";
 import type { Language, SubtitleWork } from "@voiceloc/contracts";
-import type { MtRegistry, SttRegistry } from "@voiceloc/engines";
+import { translateSegments, type MtRegistry, type SttRegistry } from "@voiceloc/engines";
 import { fetchToFile, type FetchOptions } from "@voiceloc/fetch";
 import {
   assertSingleMediaFile,
@@ -236,50 +236,19 @@ export function createSubtitleHandler(deps: SubtitlePipelineDeps): TaskHandler<S
   }
 
   async function translateTexts(texts: readonly string[], task: SubtitleWork, ctx: TaskContext): Promise<string[]> {
-    const source = task.source_language;
-    const target = task.target_language;
-    const one = async (text: string): Promise<string> => {
-      try {
-        return (await mt.translate({ text, source, target, signal: ctx.signal })).trim();
-      } catch (error) {
-        throw taskFailure(error);
-      }
-    };
-    const batches: number[][] = [];
-    let current: number[] = [];
-    let chars = 0;
-    texts.forEach((text, index) => {
-      if (current.length > 0 && chars + text.length > TRANSLATION_BATCH_CHARS) {
-        batches.push(current);
-        current = [];
-        chars = 0;
-      }
-      current.push(index);
-      chars += text.length + 2;
-    });
-    if (current.length > 0) batches.push(current);
-    const out: string[] = texts.map(() => "");
-    let done = 0;
-    for (const batch of batches) {
-      const items = batch.map((i) => texts[i] ?? "");
-      let results: string[] | undefined;
-      if (items.length > 1) {
-        // Segments joined by paragraph breaks: one call when the engine keeps them apart.
-        const parts = (await one(items.join("\n\n"))).split(/[^\S\n]*\n[^\S\n]*\n\s*/).map((p) => p.trim());
-        if (parts.length === items.length && parts.every((p) => p !== "")) results = parts;
-        else ctx.logger.debug({ expected: items.length, got: parts.length }, "translator merged segments; translating them one by one");
-      }
-      if (results === undefined) {
-        results = [];
-        for (const item of items) results.push(await one(item));
-      }
-      batch.forEach((index, k) => {
-        out[index] = results[k] ?? "";
+    try {
+      return await translateSegments(mt, {
+        texts,
+        source: task.source_language,
+        target: task.target_language,
+        signal: ctx.signal,
+        batchChars: TRANSLATION_BATCH_CHARS,
+        onProgress: (done, total) => ctx.progress(P.recognised + ((P.translated - P.recognised) * done) / total, "translating"),
+        logger: ctx.logger,
       });
-      done += batch.length;
-      ctx.progress(P.recognised + ((P.translated - P.recognised) * done) / texts.length, "translating");
+    } catch (error) {
+      throw taskFailure(error);
     }
-    return out;
   }
 
   /** The segments in the target language: recognised ones (with word times) or translated ones (timed by segment). */

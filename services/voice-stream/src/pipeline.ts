@@ -12,7 +12,7 @@ import { join } from "node:path";
 import type { BlobStore } from "@voiceloc/blobs";
 import { DEFAULT_MAX_MEDIA_SECONDS } from "@voiceloc/config";
 import { capabilityProblems, LANGUAGES, type Capabilities, type Language, type VoiceStreamWork } from "@voiceloc/contracts";
-import { synthesizeToFile, TtsError, type MtRegistry, type SttRegistry, type TtsRegistry } from "@voiceloc/engines";
+import { synthesizeToFile, translateSegments, TtsError, type MtRegistry, type SttRegistry, type TtsRegistry } from "@voiceloc/engines";
 import { fetchToFile, type FetchOptions } from "@voiceloc/fetch";
 import { audioEncodeArgs, GLOBAL_ARGS, inputArgs, WAV_DEMUXERS, type MediaToolkit } from "@voiceloc/media";
 import {
@@ -207,51 +207,19 @@ export function createVoiceStreamHandler(deps: VoiceStreamPipelineDeps): TaskHan
 
   /** Translates texts, several segments per call (joined by paragraph breaks) when the engine keeps them apart. */
   async function translateTexts(texts: readonly string[], task: VoiceStreamWork, ctx: TaskContext): Promise<string[]> {
-    const source = task.source_language;
-    const target = task.target_language;
-    const one = async (text: string): Promise<string> => {
-      try {
-        return (await mt.translate({ text, source, target, signal: ctx.signal })).trim();
-      } catch (error) {
-        throw taskFailure(error);
-      }
-    };
-    const batches: number[][] = [];
-    let current: number[] = [];
-    let chars = 0;
-    texts.forEach((text, index) => {
-      if (current.length > 0 && chars + text.length > TRANSLATION_BATCH_CHARS) {
-        batches.push(current);
-        current = [];
-        chars = 0;
-      }
-      current.push(index);
-      chars += text.length + 2;
-    });
-    if (current.length > 0) batches.push(current);
-
-    const out: string[] = texts.map(() => "");
-    let done = 0;
-    for (const batch of batches) {
-      const items = batch.map((i) => texts[i] ?? "");
-      let results: string[] | undefined;
-      if (items.length > 1) {
-        const joined = await one(items.join("\n\n"));
-        const parts = joined.split(/[^\S\n]*\n[^\S\n]*\n\s*/).map((p) => p.trim());
-        if (parts.length === items.length && parts.every((p) => p !== "")) results = parts;
-        else ctx.logger.debug({ expected: items.length, got: parts.length }, "translator merged segments; translating them one by one");
-      }
-      if (results === undefined) {
-        results = [];
-        for (const item of items) results.push(await one(item));
-      }
-      batch.forEach((index, k) => {
-        out[index] = results[k] ?? "";
+    try {
+      return await translateSegments(mt, {
+        texts,
+        source: task.source_language,
+        target: task.target_language,
+        signal: ctx.signal,
+        batchChars: TRANSLATION_BATCH_CHARS,
+        onProgress: (done, total) => ctx.progress(P.recognised + ((P.translated - P.recognised) * done) / total, "translating"),
+        logger: ctx.logger,
       });
-      done += batch.length;
-      ctx.progress(P.recognised + ((P.translated - P.recognised) * done) / texts.length, "translating");
+    } catch (error) {
+      throw taskFailure(error);
     }
-    return out;
   }
 
   async function translate(transcript: SavedTranscript, task: VoiceStreamWork, ctx: TaskContext): Promise<string[]> {
