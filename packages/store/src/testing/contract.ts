@@ -183,6 +183,31 @@ export function describeStoreContract(name: string, makeStore: MakeStore): void 
         expect(ids(await col.find({}))).toEqual(["u1", "u4", "u5", "u6", "u7"]);
       });
 
+      it("never collides on an explicit null in a unique field, as on a missing one; values still collide", async () => {
+        const col = await open("uniq_null", [
+          { fields: [["email", 1]], unique: true },
+          { fields: [["account", 1], ["key", 1]], unique: true, name: "account_key" },
+        ]);
+        await col.insert({ id: "n1", email: null, account: "a", key: null });
+        await col.insert({ id: "n2", email: null, account: "a", key: null });
+        await col.insert({ id: "n3", account: "a" });
+        await col.insert({ id: "n4", email: null, account: null, key: "k" });
+        await col.insert({ id: "n5", email: null, account: null, key: "k" });
+        await col.insert({ id: "e1", email: "x@example.com", account: "a", key: "k" });
+        await expect(col.insert({ id: "e2", email: "x@example.com" })).rejects.toBeInstanceOf(DuplicateKeyError);
+        await expect(col.insert({ id: "e3", email: null, account: "a", key: "k" })).rejects.toBeInstanceOf(DuplicateKeyError);
+        await col.insert({ id: "num1", email: 7 });
+        await expect(col.insert({ id: "num2", email: 7 })).rejects.toBeInstanceOf(DuplicateKeyError);
+        // Setting a unique field to null frees its value and collides with nothing.
+        expect(await col.updateOne({ id: "e1" }, { email: null, key: null })).toMatchObject({ id: "e1", email: null, key: null });
+        await col.insert({ id: "e4", email: "x@example.com", account: "a", key: "k" });
+        expect(await col.findOne({ email: "x@example.com" })).toMatchObject({ id: "e4" });
+        expect(await col.findOne({ account: "a", key: "k" })).toMatchObject({ id: "e4" });
+        expect(ids(await col.find({ email: null }))).toEqual(["e1", "n1", "n2", "n3", "n4", "n5"]);
+        expect(ids(await col.find({ email: { $in: ["x@example.com", 7] } }))).toEqual(["e4", "num1"]);
+        expect(await col.deleteMany({ id: "e4", email: "x@example.com" })).toBe(1);
+      });
+
       it("validates documents", async () => {
         const col = await open();
         await rejectsWith(col.insert({ v: 1 } as unknown as Item), "invalid_document");
@@ -393,6 +418,71 @@ export function describeStoreContract(name: string, makeStore: MakeStore): void 
         expect(await col.find({}, { sort: [["day", -1]], after: [null] })).toEqual([]);
         expect((await col.find({}, { sort: [["day", 1]], after: [null], limit: 3 })).every((d) => typeof d.day === "string")).toBe(true);
       });
+
+      // One key holding numbers, strings, null and nothing: pages must not stop where the type changes.
+      const KINDS: Array<Scalar | undefined> = [3, "b", null, -1.5, "", undefined, 10, "10", 0, "a", 3, "b", 2.25, "Z", -7];
+      const MIXED_PAGED: Item[] = Array.from({ length: 45 }, (_, i) => {
+        const doc: Item = { id: `x${String((i * 7) % 45).padStart(2, "0")}`, g: i % 3 };
+        const v = KINDS[i % KINDS.length];
+        if (v !== undefined) doc.v = v;
+        return doc;
+      });
+      const mixedSorts: Sort[] = [
+        [["v", 1], ["id", 1]],
+        [["v", -1], ["id", 1]],
+        [["v", -1], ["id", -1]],
+        [["v", 1], ["id", -1]],
+        [["g", 1], ["v", 1], ["id", -1]],
+        [["g", -1], ["v", -1], ["id", 1]],
+      ];
+
+      it.each(mixedSorts.map((s) => [JSON.stringify(s), s] as const))(
+        "pages a key of mixed types (null < numbers < strings) to the end, in the same order on every store: %s",
+        async (_title, sort) => {
+          const col = await open("mixed_paged", [{ fields: [["v", 1], ["id", 1]] }, { fields: [["g", 1], ["v", -1]] }]);
+          await col.insertMany(MIXED_PAGED);
+          const expected = sortLike(MIXED_PAGED, sort).map((d) => d.id);
+          expect((await col.find({}, { sort })).map((d) => d.id)).toEqual(expected);
+          expect(await pageAll(col, {}, sort, 1)).toEqual(expected);
+          expect(await pageAll(col, {}, sort, 4)).toEqual(expected);
+          const filtered = sortLike(
+            MIXED_PAGED.filter((d) => d.g !== 1),
+            sort,
+          ).map((d) => d.id);
+          expect(await pageAll(col, { g: { $ne: 1 } }, sort, 3)).toEqual(filtered);
+        },
+      );
+
+      it("starts after a number and goes on into the strings (and back, descending)", async () => {
+        const col = await open("mixed_paged", [{ fields: [["v", 1], ["id", 1]] }]);
+        await col.insertMany(MIXED_PAGED);
+        const asc: Sort = [["v", 1], ["id", 1]];
+        const afterNumber = sortLike(MIXED_PAGED, asc).filter(
+          (d) => typeof d.v === "string" || (typeof d.v === "number" && d.v > 3) || (d.v === 3 && d.id > "x20"),
+        );
+        expect((await col.find({}, { sort: asc, after: [3, "x20"] })).map((d) => d.id)).toEqual(afterNumber.map((d) => d.id));
+        const desc: Sort = [["v", -1], ["id", 1]];
+        const afterString = sortLike(MIXED_PAGED, desc).filter(
+          (d) => typeof d.v !== "string" || d.v < "a" || (d.v === "a" && d.id > "x20"),
+        );
+        expect((await col.find({}, { sort: desc, after: ["a", "x20"] })).map((d) => d.id)).toEqual(afterString.map((d) => d.id));
+      });
+
+      it("pages a key that also holds booleans: every document exactly once, the others in the common order", async () => {
+        // Booleans are the one scalar whose place differs: MongoDB sorts them after strings, the
+        // embedded store as 0/1 among the numbers. Paging stays total on both.
+        const docs: Item[] = [...MIXED_PAGED, { id: "t1", v: true }, { id: "t2", v: false }, { id: "t3", v: true }, { id: "t4", v: 1 }];
+        const col = await open("mixed_paged", [{ fields: [["v", 1], ["id", 1]] }]);
+        await col.insertMany(docs);
+        for (const sort of [mixedSorts[0], mixedSorts[1], mixedSorts[4]] as Sort[]) {
+          for (const size of [1, 3]) {
+            const paged = await pageAll(col, {}, sort, size);
+            expect([...paged].sort()).toEqual(ids(docs));
+            const scalarsOnly = paged.filter((id) => !id.startsWith("t") || id === "t4");
+            expect(scalarsOnly).toEqual(sortLike(docs.filter((d) => typeof d.v !== "boolean"), sort).map((d) => d.id));
+          }
+        }
+      });
     });
 
     describe("count", () => {
@@ -538,6 +628,48 @@ export function describeStoreContract(name: string, makeStore: MakeStore): void 
         const second = await store.collection<Item>(spec);
         expect(await second.get("1")).toEqual({ id: "1", k: "v" });
         await expect(second.insert({ id: "2", k: "v" })).rejects.toBeInstanceOf(DuplicateKeyError);
+      });
+
+      it("keeps an index whose key already exists under another name, with its data and its uniqueness", async () => {
+        const legacy = await store.collection<Item>({ name: "renamed", indexes: [{ fields: [["k", 1]], unique: true, name: "legacy_k" }] });
+        await legacy.insertMany([
+          { id: "1", k: "a" },
+          { id: "2", k: "b" },
+        ]);
+        const spec = { name: "renamed", indexes: [{ fields: [["k", 1]] as Sort, unique: true }] };
+        const current = await store.collection<Item>(spec);
+        expect(await current.count({})).toBe(2);
+        expect(await current.findOne({ k: "b" })).toEqual({ id: "2", k: "b" });
+        await expect(current.insert({ id: "3", k: "a" })).rejects.toBeInstanceOf(DuplicateKeyError);
+        // Idempotent, also when several processes open it at the same moment.
+        const again = await Promise.all(Array.from({ length: 4 }, () => store.collection<Item>(spec)));
+        await expect((again[3] as Collection<Item>).insert({ id: "4", k: "b" })).rejects.toBeInstanceOf(DuplicateKeyError);
+        expect(await current.count({})).toBe(2);
+      });
+
+      it("replaces an index whose definition changed, never losing documents; a unique index the data violates is refused", async () => {
+        const v1 = await store.collection<Item>({ name: "evolve", indexes: [{ fields: [["k", 1]], name: "by_k" }] });
+        await v1.insertMany([
+          { id: "1", k: "a" },
+          { id: "2", k: "a" },
+          { id: "3", k: "b" },
+        ]);
+        const uniqueSpec = { name: "evolve", indexes: [{ fields: [["k", 1]] as Sort, name: "by_k", unique: true }] };
+        const err = await store.collection<Item>(uniqueSpec).then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        expect(err).toBeInstanceOf(StoreError);
+        expect(ids(await v1.find({}))).toEqual(["1", "2", "3"]);
+        // The old definition is still in place: opening with it is a no-op, duplicates still allowed.
+        const back = await store.collection<Item>({ name: "evolve", indexes: [{ fields: [["k", 1]], name: "by_k" }] });
+        await back.insert({ id: "4", k: "b" });
+        expect(await back.deleteMany({ id: { $in: ["2", "4"] } })).toBe(2);
+        // Without the duplicates the new definition builds, from several openers at once.
+        const opened = await Promise.all(Array.from({ length: 3 }, () => store.collection<Item>(uniqueSpec)));
+        await expect((opened[0] as Collection<Item>).insert({ id: "5", k: "a" })).rejects.toBeInstanceOf(DuplicateKeyError);
+        expect(ids(await back.find({}))).toEqual(["1", "3"]);
+        expect(await back.find({ k: "a" })).toEqual([{ id: "1", k: "a" }]);
       });
 
       it("rejects invalid collection and index names", async () => {
