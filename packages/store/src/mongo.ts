@@ -23,6 +23,7 @@ import type {
   IndexDescription,
   IndexDescriptionInfo,
   MongoClientOptions,
+  WithId,
 } from "mongodb";
 import { silentLogger } from "@voiceloc/log";
 import type { Logger } from "@voiceloc/log";
@@ -477,12 +478,14 @@ class MongoCollectionImpl<T extends { id: string }> implements MongoStoreCollect
       if (Object.keys(fields).length === 0) {
         return (await this.raw.findOne(query, { projection: NO_ID })) as T | null;
       }
-      const after = await this.raw.findOneAndUpdate(
+      // Driver 6+: with includeResultMetadata false (the default) the document itself, or null;
+      // typed so that a driver returning the ModifyResult wrapper again fails the typecheck.
+      const after: WithId<RawDoc> | null = await this.raw.findOneAndUpdate(
         query,
         { $set: fields },
         { returnDocument: "after", projection: NO_ID, includeResultMetadata: false },
       );
-      return after as T | null;
+      return after as unknown as T | null;
     } catch (err) {
       throw mapError(err, this.name);
     }
