@@ -122,7 +122,11 @@ export function gracePeriodViolations(ms: Manifest[], configMaps: Manifest[] = b
     const preStop = c.lifecycle?.preStop?.exec?.command;
     const preStopSeconds = preStop?.[0] === "sleep" ? Number(preStop[1]) : 0;
     const needed = preStopSeconds + Math.ceil(shutdownMs / 1000);
-    const grace = pod.terminationGracePeriodSeconds ?? 30;
+    const grace = pod.terminationGracePeriodSeconds;
+    if (grace === undefined) {
+      out.push(`Deployment ${d.metadata.name}: no terminationGracePeriodSeconds (Kubernetes' 30 s is not derived from the drain)`);
+      continue;
+    }
     if (grace < needed) out.push(`Deployment ${d.metadata.name}: terminationGracePeriodSeconds ${grace} < preStop ${preStopSeconds} s + SHUTDOWN_TIMEOUT_MS ${shutdownMs} ms`);
     if (grace > needed + 15) out.push(`Deployment ${d.metadata.name}: terminationGracePeriodSeconds ${grace} is far above the drain (${needed} s)`);
   }

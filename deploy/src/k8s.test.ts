@@ -219,9 +219,13 @@ describe("the checks fail on broken manifests", () => {
   it("grace period shorter than the drain; a secret in the ConfigMap; a Deployment running another service", () => {
     const broken = copy(good);
     deployment(broken, "audiobook").spec.template.spec.terminationGracePeriodSeconds = 10;
+    delete deployment(broken, "voice-stream").spec.template.spec.terminationGracePeriodSeconds;
     (broken.find((m) => m.kind === "ConfigMap")!.data as Record<string, string>).SIGNING_SECRET = "x".repeat(40);
     deployment(broken, "subtitle").spec.template.spec.containers[0]!.env!.find((e) => e.name === "SERVICES")!.value = "audiobook";
-    expect(gracePeriodViolations(broken)).toEqual(["Deployment audiobook: terminationGracePeriodSeconds 10 < preStop 0 s + SHUTDOWN_TIMEOUT_MS 30000 ms"]);
+    expect(gracePeriodViolations(broken)).toEqual([
+      "Deployment audiobook: terminationGracePeriodSeconds 10 < preStop 0 s + SHUTDOWN_TIMEOUT_MS 30000 ms",
+      "Deployment voice-stream: no terminationGracePeriodSeconds (Kubernetes' 30 s is not derived from the drain)",
+    ]);
     expect(secretViolations(broken)).toEqual(["ConfigMap voiceloc-config holds SIGNING_SECRET"]);
     expect(serviceViolations(broken)).toEqual(["Deployment subtitle: SERVICES is audiobook, not subtitle"]);
   });
