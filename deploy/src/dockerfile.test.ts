@@ -79,7 +79,7 @@ describe("deploy/Dockerfile", () => {
     expect(get("HEALTHCHECK")).toHaveLength(1);
     expect(get("ENTRYPOINT")).toEqual(['["node", "dist/main.js"]']);
     const labels = get("LABEL").join(" ");
-    for (const key of ["title", "description", "version", "revision", "created", "licenses", "base.name"]) {
+    for (const key of ["title", "description", "version", "revision", "created", "base.name"]) {
       expect(labels).toContain(`org.opencontainers.image.${key}=`);
     }
   });
