@@ -7,7 +7,7 @@ const dirs = ["packages", "services"].flatMap((group) =>
   readdirSync(group, { withFileTypes: true })
     .filter((entry) => entry.isDirectory())
     .map((entry) => `${group}/${entry.name}`),
-);
+).concat("deploy");
 
 export default defineConfig({
   test: {
