@@ -77,7 +77,7 @@ function summary(s: Scenario): { line: string; bad: number } {
   const p50 = Math.max(...s.service.map((r) => r.latency.p50));
   const p99 = Math.max(...s.service.map((r) => r.latency.p99));
   const bad = [...s.bare, ...s.service].reduce((n, r) => n + r.non2xx + r.errors + r.timeouts, 0);
-  const line = `| ${s.name.padEnd(40)} | ${fmt(bareRps).padStart(9)} | ${fmt(serviceRps).padStart(9)} | ${(serviceRps / bareRps).toFixed(2).padStart(5)} | ${String(p50).padStart(3)} ms | ${String(p99).padStart(3)} ms | ${String(bad).padStart(7)} |`;
+  const line = `| ${s.name} | ${fmt(bareRps)} | ${fmt(serviceRps)} | ${(serviceRps / bareRps).toFixed(2)} | ${p50} ms | ${p99} ms | ${bad} |`;
   return { line, bad };
 }
 
@@ -116,8 +116,8 @@ async function main(): Promise<void> {
     say(`  record ${recordBody.length} bytes, list ${JSON.stringify(list).length} bytes; ${connections} connections, ${seconds} s per run, ${rounds} rounds interleaved\n`);
 
     const scenarios: Scenario[] = [];
-    scenarios.push(await measure("record, all services (pnpm start)", bare, service, recordPath));
-    scenarios.push(await measure("list of 50, all services (pnpm start)", bare, service, listPath));
+    scenarios.push(await measure("record, all services", bare, service, recordPath));
+    scenarios.push(await measure("list of 50, all services", bare, service, listPath));
     await service.stop();
     service = undefined;
 
@@ -125,12 +125,12 @@ async function main(): Promise<void> {
     started = Date.now();
     service = await startShipped({ port: await freePort(), dataDir, logFile, env: { ...env, SERVICES: "gateway" } });
     say(`  ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-    scenarios.push(await measure("record, SERVICES=gateway", bare, service, recordPath));
-    scenarios.push(await measure("list of 50, SERVICES=gateway", bare, service, listPath));
+    scenarios.push(await measure("record, `SERVICES=gateway`", bare, service, recordPath));
+    scenarios.push(await measure("list of 50, `SERVICES=gateway`", bare, service, listPath));
 
     say(`\n${machine()}`);
-    say(`| ${"authenticated GET, 32 connections".padEnd(40)} | bare req/s | service req/s | ratio | service p50 | service p99 | non-2xx |`);
-    say(`|${"-".repeat(42)}|-----------:|--------------:|------:|------------:|------------:|--------:|`);
+    say("| Read (32 connections) | bare req/s | service req/s | ratio | service p50 | service p99 | non-2xx |");
+    say("|---|---:|---:|---:|---:|---:|---:|");
     let bad = 0;
     for (const s of scenarios) {
       const { line, bad: n } = summary(s);

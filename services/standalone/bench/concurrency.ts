@@ -7,7 +7,8 @@
  * characters each, per account two in English and two translated (to Spanish and to French).
  * While they run, a reader in its own `node` process (reader.mjs) sends authenticated
  * GET /v1/audio_books/{id} at a fixed overall rate (READ_RATE, default 25 requests/s: 5 per
- * account, round robin, open loop), and this process polls each account's list once a second.
+ * account, round robin, open loop), and this process polls each account's list once a second;
+ * after the run the same reads go on for 8 s with the workers idle, for comparison.
  * Both stay under the default rate limit (600 per minute per key).
  *
  * Prints each book's completion time (the record's date_updated − date_created, both set by the
@@ -25,6 +26,7 @@ const ACCOUNTS = 5;
 const BOOKS_PER_ACCOUNT = 4;
 const READ_RATE = Number(process.env.READ_RATE ?? 25);
 const TIMEOUT_MS = 45 * 60_000;
+const IDLE_READ_MS = 8_000;
 const readerScript = join(dirname(fileURLToPath(import.meta.url)), "reader.mjs");
 
 const SENTENCES = [
@@ -157,6 +159,10 @@ async function main(): Promise<void> {
       reads = await reader.stop();
     }
     const total = Date.now() - submitted;
+    // The same reads for a few seconds with the workers idle, for comparison.
+    const idleReader = startReader(base, firstOf.map((b) => ({ key: b.key, id: b.id })));
+    await sleep(IDLE_READ_MS);
+    const idleReads = await idleReader.stop();
 
     const took = (b: Book) => Date.parse(b.record?.date_updated ?? "") - Date.parse(b.record?.date_created ?? "");
     say(`\n| account | book | characters | language | status | completed after |`);
@@ -177,17 +183,20 @@ async function main(): Promise<void> {
       maxes.push(Math.max(...times));
       say(`| ${a} | ${secs(mean(times))} | ${secs(Math.max(...times))} |`);
     }
+    say(`\n| Figure | Value |`);
+    say(`|---|---:|`);
+    say(`| per-account mean completion, fastest – slowest account | ${secs(Math.min(...means))} – ${secs(Math.max(...means))} |`);
+    say(`| per-account last book, fastest – slowest account | ${secs(Math.min(...maxes))} – ${secs(Math.max(...maxes))} |`);
+    say(`| total (submission to last completion) | ${secs(total)} |`);
+    say(`| reads during the run: p50 / p99 (target p99 < 100 ms) | ${millis(reads.p50)} / ${millis(reads.p99)} |`);
+    say(`| reads after the run, workers idle: p50 / p99 | ${millis(idleReads.p50)} / ${millis(idleReads.p99)} |`);
     say(
-      `\nspread between accounts: means ${secs(Math.min(...means))} – ${secs(Math.max(...means))} (max/min ${(Math.max(...means) / Math.min(...means)).toFixed(2)}), ` +
-        `last books ${secs(Math.min(...maxes))} – ${secs(Math.max(...maxes))}`,
-    );
-    say(`total: ${created.length} books in ${secs(total)} (submission to the last completion seen)`);
-    say(
-      `reads during the run: ${reads.answered} answered in ${reads.seconds.toFixed(0)} s, p50 ${millis(reads.p50)}, p90 ${millis(reads.p90)}, ` +
-        `p99 ${millis(reads.p99)} (target < 100 ms), max ${millis(reads.max)}, non-2xx ${reads.non2xx}, errors ${reads.errors} ${JSON.stringify(reads.errorCodes)}, unanswered ${reads.unanswered}`,
+      `\nreads: ${reads.answered} answered in ${reads.seconds.toFixed(0)} s, p90 ${millis(reads.p90)}, max ${millis(reads.max)}, ` +
+        `non-2xx ${reads.non2xx}, errors ${reads.errors} ${JSON.stringify(reads.errorCodes)}, unanswered ${reads.unanswered}`,
     );
     say(machine());
-    if (bad.length > 0 || reads.non2xx > 0 || reads.errors > 0 || reads.unanswered > 0) {
+    const readFaults = [reads, idleReads].reduce((n, r) => n + r.non2xx + r.errors + r.unanswered, 0);
+    if (bad.length > 0 || readFaults > 0) {
       say(`FAILED (service log: ${logFile})`);
       failed = true;
     }
