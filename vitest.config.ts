@@ -1,8 +1,10 @@
 import { existsSync, readdirSync } from "node:fs";
 import { defineConfig } from "vitest/config";
+import { sourceEnv, sourceResolution } from "./vitest.shared.ts";
 
 // Every package and service is a vitest project. Those with a vitest.config.ts of their own
-// use it; the others get these defaults (a loaded 2-core machine needs generous timeouts).
+// use it (and take the source resolution from vitest.shared.ts too); the others get these
+// defaults (a loaded 2-core machine needs generous timeouts).
 const dirs = ["packages", "services"].flatMap((group) =>
   readdirSync(group, { withFileTypes: true })
     .filter((entry) => entry.isDirectory())
@@ -10,6 +12,7 @@ const dirs = ["packages", "services"].flatMap((group) =>
 ).concat("deploy");
 
 export default defineConfig({
+  ...sourceResolution,
   test: {
     projects: dirs.map((dir) =>
       existsSync(`${dir}/vitest.config.ts`)
@@ -19,6 +22,7 @@ export default defineConfig({
             test: { name: dir.split("/")[1], dir, include: ["**/*.test.ts"] },
           },
     ),
+    env: sourceEnv,
     testTimeout: 60_000,
     hookTimeout: 60_000,
   },

@@ -1,7 +1,10 @@
 import { defineProject } from "vitest/config";
+import { sourceEnv, sourceResolution } from "../../vitest.shared.ts";
 
 export default defineProject({
+  ...sourceResolution,
   test: {
+    env: sourceEnv,
     name: "@voiceloc/audiobook",
     testTimeout: 180_000,
     hookTimeout: 120_000,

@@ -2,9 +2,14 @@
  * The single entry point: runs the services named in SERVICES (default: all) in
  * this process. Owns signals; stops services in reverse order of start.
  */
-import { ConfigError, loadConfig, redactConfig, type Config } from "@voiceloc/config";
-import { createLogger } from "@voiceloc/log";
-import { startRuntime } from "./runtime.ts";
+import type { Config } from "@voiceloc/config";
+
+// Stack traces name the TypeScript source: the compiled output carries source maps, which Node reads
+// only for modules loaded after this call, so everything else is imported below it.
+process.setSourceMapsEnabled(true);
+const { ConfigError, loadConfig, redactConfig } = await import("@voiceloc/config");
+const { createLogger } = await import("@voiceloc/log");
+const { startRuntime } = await import("./runtime.ts");
 
 async function main(): Promise<void> {
   let config: Config;
