@@ -60,9 +60,10 @@ export async function startRuntime(config: Config, rootLogger: Logger): Promise<
   /** Grace for running tasks: half the shutdown timeout less a second; the bus then waits at most 5 s more. */
   const workerGrace = { graceMs: Math.max(0, Math.floor(config.shutdownTimeoutMs / 2) - 1_000) };
   try {
+    const ackWait = config.workAckWaitMs === undefined ? {} : { workAckWaitMs: config.workAckWaitMs };
     const bus: Bus = config.natsUrl
-      ? await createNatsBus({ url: config.natsUrl, logger: rootLogger.child({ component: "bus" }), name: `voiceloc-${config.services.join("+")}` })
-      : createInProcessBus({ logger: rootLogger.child({ component: "bus" }) });
+      ? await createNatsBus({ url: config.natsUrl, logger: rootLogger.child({ component: "bus" }), name: `voiceloc-${config.services.join("+")}`, ...ackWait })
+      : createInProcessBus({ logger: rootLogger.child({ component: "bus" }), ...ackWait });
     parts.push({ name: "bus", stop: () => bus.close({ graceMs: 5_000 }) });
 
     const blobs: BlobStore =
