@@ -3,7 +3,7 @@
  * configuration, and a clean stop on a signal.
  */
 import { spawn } from "node:child_process";
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir, readdir, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
@@ -11,6 +11,7 @@ import { loadConfig } from "@voiceloc/config";
 import { silentLogger } from "@voiceloc/log";
 import { freePort, startNatsServer, tempDir, type NatsServerHandle } from "@voiceloc/testing";
 import { startRuntime, type Runtime } from "./runtime.ts";
+import { isRunning, logLines, signalAndWait, startService } from "./testing/processes.ts";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const cleanups: Array<() => Promise<void>> = [];
@@ -172,4 +173,86 @@ describe("the entry process", () => {
     expect(exit.output).toContain("NATS_URL");
     expect(exit.output).not.toContain('"msg":"ready"');
   });
+});
+
+describe("SIGTERM in the middle of a task, over nats-server", () => {
+  it("hands the book back with its checkpoints: the worker exits 0 within its grace period and another worker process completes the book without redoing finished chunks", async () => {
+    const nats = await startNatsServer();
+    cleanups.push(() => nats.stop());
+    const dir = await tempDir("voiceloc-handback-");
+    cleanups.push(() => dir.cleanup());
+    const media = join(dir.path, "media");
+    await mkdir(media, { recursive: true });
+    const paragraph =
+      "The old harbour town woke slowly, as it always had. Fishermen carried their nets down to the water, " +
+      "and the baker opened his shutters to let the smell of bread into the street. Gulls argued over the roofs. ";
+    await writeFile(join(media, "harbour.txt"), Array.from({ length: 60 }, (_, i) => `${paragraph}This is part ${i + 1}.`).join("\n\n"));
+    const dataDir = join(dir.path, "data");
+    const gatewayPort = await freePort();
+    const base = `http://127.0.0.1:${gatewayPort}`;
+    const key = "handback-key-alice-1";
+    const common = {
+      NATS_URL: nats.url,
+      DATA_DIR: dataDir,
+      MEDIA_ROOT: media,
+      VOICELOC_API_KEYS: `alice:${key}`,
+      SIGNING_SECRET: "handback-signing-secret-0123456789-abcdef",
+      PUBLIC_BASE_URL: base,
+      // A task whose worker vanished would come back only after 10 minutes: within this test, only one
+      // handed back (nak) at shutdown is delivered again.
+      WORK_ACK_WAIT_MS: "600000",
+    };
+    const started = [await startService("gateway", common, gatewayPort)];
+    // SHUTDOWN_TIMEOUT_MS=8000: running tasks get 3 s, then are aborted and handed back; a process still
+    // busy at 8 s exits with code 1.
+    const first = await startService("audiobook", { ...common, SHUTDOWN_TIMEOUT_MS: "8000" }, await freePort());
+    started.push(first);
+    cleanups.push(async () => {
+      for (const proc of started) if (isRunning(proc)) await signalAndWait(proc, "SIGKILL");
+    });
+    const headers = { "API-KEY": key, "Content-Type": "application/json" };
+    const book = (await (
+      await fetch(`${base}/v1/audio_books/`, {
+        method: "POST",
+        headers,
+        body: JSON.stringify({ file: "harbour.txt", name: "Harbour", source_language: "English", target_language: "English" }),
+      })
+    ).json()) as { id: string };
+
+    const checkpoints = join(dataDir, "blobs", "objects", "tasks", book.id, "checkpoints");
+    const chunkFiles = async () => (await readdir(checkpoints).catch(() => [] as string[])).filter((f) => /^chunk-.*\.mp3$/.test(f));
+    const deadline = Date.now() + 120_000;
+    while ((await chunkFiles()).length < 3) {
+      if (Date.now() > deadline) throw new Error(`no checkpoints appeared:\n${first.output.join("")}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const exit = await signalAndWait(first, "SIGTERM");
+    expect({ code: exit.code, signal: exit.signal }, first.output.join("").slice(-3_000)).toEqual({ code: 0, signal: null });
+    const finishedBeforeStop = (await chunkFiles()).length;
+    const firstLog = logLines(first);
+    expect(firstLog.some((l) => l.msg === "task aborted by shutdown; it will be redelivered" && l.taskId === book.id)).toBe(true);
+    expect(firstLog.some((l) => l.msg === "audio book ready")).toBe(false);
+    expect(firstLog.some((l) => l.msg === "stopped")).toBe(true);
+    const midway = (await (await fetch(`${base}/v1/audio_books/${book.id}`, { headers })).json()) as { task_status: string; task_progress: number };
+    expect(midway.task_status).toBe("processing");
+
+    const second = await startService("audiobook", common, await freePort());
+    started.push(second);
+    const until = Date.now() + 240_000;
+    let record: Record<string, unknown>;
+    for (;;) {
+      record = (await (await fetch(`${base}/v1/audio_books/${book.id}`, { headers })).json()) as Record<string, unknown>;
+      if (record.task_status === "completed" || record.task_status === "failed") break;
+      if (Date.now() > until) throw new Error(`not finished: ${JSON.stringify(record)}\n${second.output.join("").slice(-3_000)}`);
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    expect(record.task_status, String(record.task_error)).toBe("completed");
+    const ready = logLines(second).filter((l) => l.msg === "audio book ready") as Array<{ chunks: number; spoken: number; resumed: number; deliveryCount: number }>;
+    expect(ready).toHaveLength(1);
+    const summary = ready[0]!;
+    expect(summary.deliveryCount).toBe(2);
+    expect(summary.resumed).toBeGreaterThanOrEqual(finishedBeforeStop);
+    expect(summary.spoken).toBe(summary.chunks - summary.resumed);
+    expect(summary.spoken).toBeLessThan(summary.chunks);
+  }, 420_000);
 });
