@@ -373,12 +373,25 @@ class NatsEngine implements Engine {
   }
 }
 
-/** Connects to NATS (reconnecting forever) and returns the bus. Needs JetStream enabled on the server. */
-export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
-  const servers = options.servers ?? options.url;
-  if (servers === undefined) throw new BusError("invalid_argument", "createNatsBus needs url or servers");
-  const timeout = options.timeoutMs ?? 10_000;
-  const logger = options.logger.child({ component: "bus", bus: "nats" });
+export interface NatsConnectOptions {
+  /** One server URL or several. */
+  servers: string | string[];
+  /** Connection name shown by the server. */
+  name: string;
+  logger: Logger;
+  /** Connect timeout. Default 10 000 ms. */
+  timeoutMs?: number;
+  /** Reconnect back-off: first delay, doubling per failed attempt up to maxMs (plus up to 20 % jitter). Default 250 ms → 5 s. */
+  reconnectBackoff?: { initialMs: number; maxMs: number };
+}
+
+/**
+ * A NATS connection that reconnects forever with a capped exponential back-off, logging the loss, each
+ * attempt (`attempt`, `delayMs`: the wait before the next one should it fail) and the return. The bus
+ * uses it; so can other clients of the same server (e.g. the blob store on JetStream).
+ */
+export async function connectNats(options: NatsConnectOptions): Promise<NatsConnection> {
+  const logger = options.logger;
   const backoff = options.reconnectBackoff ?? { initialMs: 250, maxMs: 5_000 };
   // Failed reconnect attempts since the connection was lost; one jitter draw per attempt (the client
   // asks for the delay more than once per attempt).
@@ -387,9 +400,9 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
   let disconnectedAt = 0;
   const delay = () => reconnectDelayMs(attempt, backoff, jitter);
   const nc = await connect({
-    servers,
+    servers: options.servers,
     name: options.name,
-    timeout,
+    timeout: options.timeoutMs ?? 10_000,
     maxReconnectAttempts: -1,
     reconnectDelayHandler: delay,
   });
@@ -405,7 +418,6 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
           // the client dials now; the first dial after a disconnect goes out at once
           attempt += 1;
           jitter = Math.random();
-          // delayMs: the wait before the next attempt should this one fail
           logger.info({ attempt, delayMs: delay() }, "nats reconnect attempt");
           break;
         case "reconnect":
@@ -420,6 +432,22 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
       }
     }
   })().catch(() => undefined);
+  return nc;
+}
+
+/** Connects to NATS (reconnecting forever, see connectNats) and returns the bus. Needs JetStream enabled on the server. */
+export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
+  const servers = options.servers ?? options.url;
+  if (servers === undefined) throw new BusError("invalid_argument", "createNatsBus needs url or servers");
+  const timeout = options.timeoutMs ?? 10_000;
+  const logger = options.logger.child({ component: "bus", bus: "nats" });
+  const nc = await connectNats({
+    servers,
+    name: options.name,
+    logger,
+    timeoutMs: timeout,
+    ...(options.reconnectBackoff === undefined ? {} : { reconnectBackoff: options.reconnectBackoff }),
+  });
   let jsm: JetStreamManager;
   try {
     jsm = await jetstreamManager(nc, { timeout });

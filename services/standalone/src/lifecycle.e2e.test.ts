@@ -43,17 +43,18 @@ describe("/readyz follows the bus", () => {
     cleanups.push(() => nats.stop());
     const dir = await tempDir("voiceloc-ready-");
     cleanups.push(() => dir.cleanup());
-    const start = async (services: string, data: string): Promise<Runtime> => {
+    const start = async (services: string, data: string, env: Record<string, string> = {}): Promise<Runtime> => {
       const port = await freePort();
       const runtime = await startRuntime(
-        loadConfig({ SERVICES: services, NATS_URL: nats.url, DATA_DIR: join(dir.path, data), PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "silent" }),
+        loadConfig({ SERVICES: services, NATS_URL: nats.url, DATA_DIR: join(dir.path, data), PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "silent", ...env }),
         silentLogger(),
       );
       cleanups.push(() => runtime.stop());
       return runtime;
     };
     const gateway = await start("gateway", "gw");
-    const worker = await start("synthesis", "worker");
+    // blobs in JetStream: a second connection to the same server, which must come back too
+    const worker = await start("synthesis", "worker", { BLOB_STORE: "nats" });
     const ports = [gateway.port, worker.port];
     expect((await readyz(gateway.port)).body).toEqual({ status: "ready", checks: { store: "ok", bus: "ok" } });
     expect((await readyz(worker.port)).body).toEqual({ status: "ready", checks: { bus: "ok" } });
