@@ -542,9 +542,9 @@ export function createBusOnEngine(engine: Engine, logger: Logger, settings: BusS
       return result;
     },
 
-    async consumeWork<T>(spec: WorkQueueSpec, schema: Schema<T>, handler: WorkHandler<T>, options: ConsumeWorkOptions = {}) {
+    async consumeWork<T>(queue: WorkQueueSpec, schema: Schema<T>, handler: WorkHandler<T>, options: ConsumeWorkOptions = {}) {
       assertOpen();
-      const queue = effective(spec);
+      queue = effective(queue);
       validateQueue(queue);
       const concurrency = options.concurrency ?? 1;
       if (!Number.isInteger(concurrency) || concurrency < 1) throw new InvalidArgumentError("concurrency must be an integer >= 1");

@@ -165,6 +165,40 @@ describe("the entry process", () => {
     expect(exit.ms).toBeLessThan(10_000);
   });
 
+  it("stops with exit code 0 on a SIGTERM that arrives during start-up, once started", async () => {
+    const dir = await tempDir("voiceloc-stop-early-");
+    cleanups.push(() => dir.cleanup());
+    const child = spawn(process.execPath, ["--import", "tsx", join(here, "main.ts")], {
+      cwd: join(here, ".."),
+      // the engines' self-tests keep a worker starting for a while
+      env: { ...process.env, HOST: "127.0.0.1", LOG_LEVEL: "info", SERVICES: "gateway,synthesis", DATA_DIR: dir.path, PORT: String(await freePort()), SHUTDOWN_TIMEOUT_MS: "20000" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let output = "";
+    const exited = new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.once("exit", (code, sig) => resolve([code, sig])));
+    cleanups.push(async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+      await exited;
+    });
+    let signalled = false;
+    const onData = (d: Buffer) => {
+      output += d.toString();
+      if (!signalled && output.includes('"msg":"starting"')) {
+        signalled = true;
+        child.kill("SIGTERM");
+      }
+    };
+    child.stdout.on("data", onData);
+    child.stderr.on("data", onData);
+    const limit = setTimeout(() => child.kill("SIGKILL"), 120_000);
+    const [code, sig] = await exited;
+    clearTimeout(limit);
+    expect({ code, signal: sig }, output.slice(-3_000)).toEqual({ code: 0, signal: null });
+    const messages = output.split("\n").filter((l) => l.startsWith("{")).map((l) => (JSON.parse(l) as { msg: string }).msg);
+    expect(messages).toContain("signal during start-up; stopping once started");
+    expect(messages.indexOf("stopped")).toBeGreaterThan(messages.indexOf("ready"));
+  });
+
   it("refuses at start a blob store on NATS without NATS_URL, naming both variables (exit code 78)", async () => {
     const dir = await tempDir("voiceloc-badcfg-");
     cleanups.push(() => dir.cleanup());
