@@ -127,7 +127,7 @@ export interface BusSettings {
   /**
    * Ack wait of every work queue, replacing each queue's own `ackWaitMs` both on the server consumer and
    * for the client-side lease: how soon a task whose worker vanished (SIGKILL, lost host) is redelivered.
-   * Heartbeats (`working()`) every half of it keep long tasks alive. Every process sharing the queues must
+   * Heartbeats (`working()`) every quarter of it keep long tasks alive. Every process sharing the queues must
    * use the same value (provisioning updates the consumer to the last one seen).
    */
   workAckWaitMs?: number;
@@ -228,7 +228,8 @@ export function createBusOnEngine(engine: Engine, logger: Logger, settings: BusS
         d.working();
         armLease();
       };
-      const stopHeartbeat = options.heartbeat ? heartbeat(queue.ackWaitMs / 2, working) : () => undefined;
+      // a quarter of the ack wait: a process starved of CPU for up to three quarters of it keeps its lease
+      const stopHeartbeat = options.heartbeat ? heartbeat(queue.ackWaitMs / 4, working) : () => undefined;
 
       let result: WorkOutcome | undefined;
       let failure: unknown;

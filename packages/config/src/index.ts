@@ -170,10 +170,10 @@ export const EnvSchema = z
     /**
      * Ack wait of the task work queues (default: each queue's own, 60 s): a task whose worker vanished
      * (SIGKILL, lost node) is handed to another worker after this long; running tasks send in-progress
-     * acks every half of it. Set the same value on every process of a mesh.
+     * acks every quarter of it. Set the same value on every process of a mesh.
      */
     WORK_ACK_WAIT_MS: wholeNumber(undefined, 3_600_000, false).refine((v) => v === undefined || v >= 1_000, {
-      message: "must be at least 1000 (milliseconds): in-progress acks go out every half of it",
+      message: "must be at least 1000 (milliseconds): in-progress acks go out every quarter of it",
     }),
     RATE_LIMIT_PER_MINUTE: wholeNumber(600, 1_000_000, true),
     RATE_LIMIT_BURST: wholeNumber(undefined, 1_000_000, false),

@@ -14,7 +14,7 @@ import { freePort, startNatsServer, tempDir } from "@voiceloc/testing";
 const here = dirname(fileURLToPath(import.meta.url));
 const KEY = "mesh-key-alice-1";
 /** Ack wait of the work queues in the kill-and-resume test (the default is 60 s). */
-const RESUME_ACK_WAIT_MS = 4_000;
+const RESUME_ACK_WAIT_MS = 15_000;
 
 interface Proc {
   child: ChildProcess;

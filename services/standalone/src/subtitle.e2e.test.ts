@@ -23,7 +23,7 @@ const headers = { "API-KEY": KEY, "Content-Type": "application/json" };
 const SPEECH = "The weather is very nice today. I would like a cup of hot coffee please.";
 const VIDEO_SECONDS = 8;
 /** Ack wait of the work queues in the mesh test (the default is 60 s). */
-const RESUME_ACK_WAIT_MS = 4_000;
+const RESUME_ACK_WAIT_MS = 15_000;
 
 let dir: { path: string; cleanup: () => Promise<void> };
 let media: MediaToolkit;
