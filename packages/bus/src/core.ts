@@ -122,7 +122,24 @@ function validateQueue(queue: WorkQueueSpec): void {
   if (queue.backoffMs?.some((ms) => !(ms >= 0))) throw new InvalidArgumentError(`queue ${queue.name}: backoffMs must be >= 0`);
 }
 
-export function createBusOnEngine(engine: Engine, logger: Logger): Bus {
+/** Settings every adapter shares. */
+export interface BusSettings {
+  /**
+   * Ack wait of every work queue, replacing each queue's own `ackWaitMs` both on the server consumer and
+   * for the client-side lease: how soon a task whose worker vanished (SIGKILL, lost host) is redelivered.
+   * Heartbeats (`working()`) every quarter of it keep long tasks alive. Every process sharing the queues must
+   * use the same value (provisioning updates the consumer to the last one seen).
+   */
+  workAckWaitMs?: number;
+}
+
+export function createBusOnEngine(engine: Engine, logger: Logger, settings: BusSettings = {}): Bus {
+  const { workAckWaitMs } = settings;
+  if (workAckWaitMs !== undefined && !(Number.isFinite(workAckWaitMs) && workAckWaitMs >= 100)) {
+    throw new InvalidArgumentError("workAckWaitMs must be >= 100");
+  }
+  /** The queue as this bus runs it: its ack wait replaced by workAckWaitMs when set. */
+  const effective = (queue: WorkQueueSpec): WorkQueueSpec => (workAckWaitMs === undefined ? queue : { ...queue, ackWaitMs: workAckWaitMs });
   const subscriptions = new Set<BusSubscription>();
   let closing: Promise<void> | undefined;
 
@@ -211,7 +228,8 @@ export function createBusOnEngine(engine: Engine, logger: Logger): Bus {
         d.working();
         armLease();
       };
-      const stopHeartbeat = options.heartbeat ? heartbeat(queue.ackWaitMs / 2, working) : () => undefined;
+      // a quarter of the ack wait: a process starved of CPU for up to three quarters of it keeps its lease
+      const stopHeartbeat = options.heartbeat ? heartbeat(queue.ackWaitMs / 4, working) : () => undefined;
 
       let result: WorkOutcome | undefined;
       let failure: unknown;
@@ -477,7 +495,7 @@ export function createBusOnEngine(engine: Engine, logger: Logger): Bus {
     async provision(topology: Topology) {
       assertOpen();
       const streams = topology.streams ?? [];
-      const queues = topology.queues ?? [];
+      const queues = (topology.queues ?? []).map(effective);
       streams.forEach(validateStream);
       queues.forEach(validateQueue);
       for (const queue of queues) {
@@ -527,6 +545,7 @@ export function createBusOnEngine(engine: Engine, logger: Logger): Bus {
 
     async consumeWork<T>(queue: WorkQueueSpec, schema: Schema<T>, handler: WorkHandler<T>, options: ConsumeWorkOptions = {}) {
       assertOpen();
+      queue = effective(queue);
       validateQueue(queue);
       const concurrency = options.concurrency ?? 1;
       if (!Number.isInteger(concurrency) || concurrency < 1) throw new InvalidArgumentError("concurrency must be an integer >= 1");

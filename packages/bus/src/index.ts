@@ -36,8 +36,8 @@ export {
   StoppingError,
   type BusErrorCode,
 } from "./errors.ts";
-export { DEFAULT_BACKOFF_MS } from "./core.ts";
-export { createNatsBus, type NatsBusOptions } from "./nats.ts";
+export { DEFAULT_BACKOFF_MS, type BusSettings } from "./core.ts";
+export { connectNats, createNatsBus, reconnectDelayMs, type NatsBusOptions, type NatsConnectOptions } from "./nats.ts";
 export { createInProcessBus, type InProcessBusOptions } from "./inprocess.ts";
 export { deadLetterStreamName, deadLetterSubject, maxDeliveriesAdvisorySubject } from "./engine.ts";
 export {

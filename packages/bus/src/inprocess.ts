@@ -5,7 +5,7 @@
  * Nothing survives the process.
  */
 import type { Logger } from "@voiceloc/log";
-import { createBusOnEngine } from "./core.ts";
+import { createBusOnEngine, type BusSettings } from "./core.ts";
 import {
   maxDeliveriesAdvisorySubject,
   type ConsumerSpec,
@@ -27,7 +27,7 @@ import {
 import { subjectMatches, subjectsOverlap } from "./subject.ts";
 import type { Bus, StreamSpec } from "./types.ts";
 
-export interface InProcessBusOptions {
+export interface InProcessBusOptions extends BusSettings {
   logger: Logger;
 }
 
@@ -488,5 +488,5 @@ class InProcessEngine implements Engine {
 /** A bus living in this process (single-machine mode), with the same semantics as the NATS bus. */
 export function createInProcessBus(options: InProcessBusOptions): Bus {
   const logger = options.logger.child({ component: "bus", bus: "in-process" });
-  return createBusOnEngine(new InProcessEngine(), logger);
+  return createBusOnEngine(new InProcessEngine(), logger, options.workAckWaitMs === undefined ? {} : { workAckWaitMs: options.workAckWaitMs });
 }

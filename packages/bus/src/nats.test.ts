@@ -2,9 +2,9 @@ import { existsSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connect } from "@nats-io/transport-node";
 import { jetstreamManager } from "@nats-io/jetstream";
-import { silentLogger } from "@voiceloc/log";
+import { createLogger, silentLogger } from "@voiceloc/log";
 import { startNatsServer, type NatsServerHandle } from "@voiceloc/testing";
-import { createNatsBus } from "./nats.ts";
+import { createNatsBus, reconnectDelayMs } from "./nats.ts";
 import type { Bus, DeadLetter } from "./types.ts";
 import { describeCatalogContract } from "./testing/catalog-contract.ts";
 import { JobSchema, describeBusContract, sleep, waitFor, workTopology } from "./testing/contract.ts";
@@ -154,6 +154,60 @@ describe("nats specifics", { timeout: 90_000 }, () => {
       expect(answered).toBe(true);
       await bus.close();
       await expect(bus.ping()).rejects.toMatchObject({ code: "closed" });
+    } finally {
+      await own.stop();
+    }
+  });
+
+  it("workAckWaitMs replaces every queue's ack wait on the server consumer and for the lease: an abandoned task comes back within it", async () => {
+    const t = workTopology({ ackWaitMs: 60_000 });
+    const bus = await createNatsBus({ url: server.url, logger: silentLogger(), name: "bus-ack-wait", workAckWaitMs: 1_000 });
+    open.push(bus);
+    await bus.provision(t.topology);
+    const nc = await connect({ servers: server.url });
+    try {
+      const info = await (await jetstreamManager(nc)).consumers.info(t.stream.name, t.queue.name);
+      expect(info.config.ack_wait).toBe(1_000 * 1_000_000);
+    } finally {
+      await nc.close();
+    }
+    const deliveries: number[] = [];
+    // no heartbeat and no settling: the first delivery is abandoned as by a worker that vanished
+    await bus.consumeWork(t.queue, JobSchema, async (ctx) => {
+      deliveries.push(ctx.deliveryCount);
+      if (ctx.deliveryCount === 1) await new Promise((resolve) => ctx.signal.addEventListener("abort", resolve));
+      return { kind: "ack" };
+    }, { concurrency: 2 });
+    await bus.publishWork(t.subject, { n: 7 }, { msgId: `${t.id}-abandoned` });
+    await waitFor(() => deliveries.length === 2, "the redelivery", 30_000);
+    // redelivered long before the queue's own 60 s (the wait above gives up at 30 s)
+    expect(deliveries).toEqual([1, 2]);
+  });
+
+  it("reconnects with a growing, capped back-off, past the client's default 10 attempts, and logs each attempt (attempt, delayMs) and the reconnect", async () => {
+    expect([1, 2, 3, 4, 5, 6].map((n) => reconnectDelayMs(n, { initialMs: 250, maxMs: 2_000 }, 0))).toEqual([250, 500, 1_000, 2_000, 2_000, 2_000]);
+    expect(reconnectDelayMs(3, { initialMs: 250, maxMs: 2_000 }, 1)).toBe(1_200);
+    const own = await startNatsServer();
+    const lines: Array<Record<string, unknown>> = [];
+    const logger = createLogger({ level: "info", destination: { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) } });
+    try {
+      const bus = await createNatsBus({ url: own.url, logger, name: "bus-reconnect", reconnectBackoff: { initialMs: 100, maxMs: 400 } });
+      open.push(bus);
+      await own.halt();
+      await waitFor(() => lines.filter((l) => l.msg === "nats reconnect attempt").length >= 12, "twelve reconnect attempts", 60_000);
+      expect(lines.some((l) => l.msg === "nats disconnected; reconnecting with back-off" && l.level === "warn")).toBe(true);
+      const attempts = lines.filter((l) => l.msg === "nats reconnect attempt");
+      expect(attempts.slice(0, 5).map((l) => l.attempt)).toEqual([1, 2, 3, 4, 5]);
+      const delays = attempts.slice(0, 5).map((l) => l.delayMs as number);
+      expect(delays[0]).toBeGreaterThanOrEqual(100);
+      expect(delays[2]).toBeGreaterThanOrEqual(400);
+      expect(Math.max(...delays)).toBeLessThanOrEqual(480);
+      await own.resume();
+      await waitFor(() => lines.some((l) => l.msg === "nats reconnected"), "the reconnect", 30_000);
+      const reconnected = lines.find((l) => l.msg === "nats reconnected")!;
+      expect(reconnected.attempts).toBeGreaterThanOrEqual(12);
+      expect(reconnected.downMs).toBeGreaterThan(0);
+      expect(await bus.ping({ timeoutMs: 5_000 })).toBeGreaterThanOrEqual(0);
     } finally {
       await own.stop();
     }

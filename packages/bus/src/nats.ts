@@ -50,6 +50,19 @@ export interface NatsBusOptions {
   name: string;
   /** Connect timeout and JetStream API timeout. Default 10 000 ms. */
   timeoutMs?: number;
+  /** See BusSettings.workAckWaitMs: the ack wait of every work queue, replacing the queues' own. */
+  workAckWaitMs?: number;
+  /** Reconnect back-off: first delay, doubling per failed attempt up to maxMs (plus up to 20 % jitter). Default 250 ms → 5 s. */
+  reconnectBackoff?: { initialMs: number; maxMs: number };
+}
+
+/**
+ * The wait before reconnect attempt `attempt + 1` after `attempt` failed ones: exponential from
+ * initialMs, capped at maxMs, plus a jitter fixed per attempt (0–20 %) so many clients do not dial at once.
+ */
+export function reconnectDelayMs(attempt: number, backoff: { initialMs: number; maxMs: number }, jitter: number): number {
+  const base = Math.min(backoff.maxMs, backoff.initialMs * 2 ** Math.max(0, Math.min(attempt - 1, 30)));
+  return Math.round(base * (1 + 0.2 * Math.min(1, Math.max(0, jitter))));
 }
 
 const DEFAULT_DUPLICATE_WINDOW_MS = 2 * 60_000;
@@ -360,26 +373,81 @@ class NatsEngine implements Engine {
   }
 }
 
-/** Connects to NATS (reconnecting forever) and returns the bus. Needs JetStream enabled on the server. */
+export interface NatsConnectOptions {
+  /** One server URL or several. */
+  servers: string | string[];
+  /** Connection name shown by the server. */
+  name: string;
+  logger: Logger;
+  /** Connect timeout. Default 10 000 ms. */
+  timeoutMs?: number;
+  /** Reconnect back-off: first delay, doubling per failed attempt up to maxMs (plus up to 20 % jitter). Default 250 ms → 5 s. */
+  reconnectBackoff?: { initialMs: number; maxMs: number };
+}
+
+/**
+ * A NATS connection that reconnects forever with a capped exponential back-off, logging the loss, each
+ * attempt (`attempt`, `delayMs`: the wait before the next one should it fail) and the return. The bus
+ * uses it; so can other clients of the same server (e.g. the blob store on JetStream).
+ */
+export async function connectNats(options: NatsConnectOptions): Promise<NatsConnection> {
+  const logger = options.logger;
+  const backoff = options.reconnectBackoff ?? { initialMs: 250, maxMs: 5_000 };
+  // Failed reconnect attempts since the connection was lost; one jitter draw per attempt (the client
+  // asks for the delay more than once per attempt).
+  let attempt = 0;
+  let jitter = Math.random();
+  let disconnectedAt = 0;
+  const delay = () => reconnectDelayMs(attempt, backoff, jitter);
+  const nc = await connect({
+    servers: options.servers,
+    name: options.name,
+    timeout: options.timeoutMs ?? 10_000,
+    maxReconnectAttempts: -1,
+    reconnectDelayHandler: delay,
+  });
+  void (async () => {
+    for await (const status of nc.status()) {
+      switch (status.type) {
+        case "disconnect":
+          attempt = 0;
+          disconnectedAt = Date.now();
+          logger.warn({ server: status.server }, "nats disconnected; reconnecting with back-off");
+          break;
+        case "reconnecting":
+          // the client dials now; the first dial after a disconnect goes out at once
+          attempt += 1;
+          jitter = Math.random();
+          logger.info({ attempt, delayMs: delay() }, "nats reconnect attempt");
+          break;
+        case "reconnect":
+          logger.info({ server: status.server, attempts: attempt, downMs: disconnectedAt ? Date.now() - disconnectedAt : undefined }, "nats reconnected");
+          attempt = 0;
+          break;
+        case "error":
+          logger.warn({ err: status.error }, "nats error");
+          break;
+        default:
+          break;
+      }
+    }
+  })().catch(() => undefined);
+  return nc;
+}
+
+/** Connects to NATS (reconnecting forever, see connectNats) and returns the bus. Needs JetStream enabled on the server. */
 export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
   const servers = options.servers ?? options.url;
   if (servers === undefined) throw new BusError("invalid_argument", "createNatsBus needs url or servers");
   const timeout = options.timeoutMs ?? 10_000;
   const logger = options.logger.child({ component: "bus", bus: "nats" });
-  const nc = await connect({
+  const nc = await connectNats({
     servers,
     name: options.name,
-    timeout,
-    maxReconnectAttempts: -1,
-    reconnectTimeWait: 1_000,
+    logger,
+    timeoutMs: timeout,
+    ...(options.reconnectBackoff === undefined ? {} : { reconnectBackoff: options.reconnectBackoff }),
   });
-  void (async () => {
-    for await (const status of nc.status()) {
-      if (status.type === "disconnect") logger.warn({ server: status.server }, "nats disconnected");
-      else if (status.type === "reconnect") logger.info({ server: status.server }, "nats reconnected");
-      else if (status.type === "error") logger.warn({ err: status.error }, "nats error");
-    }
-  })().catch(() => undefined);
   let jsm: JetStreamManager;
   try {
     jsm = await jetstreamManager(nc, { timeout });
@@ -388,5 +456,5 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
     throw new BusError("provision_failed", `JetStream is not available: ${errorMessage(error)}`, { cause: error });
   }
   logger.info({ server: nc.getServer(), version: nc.info?.version }, "nats bus connected");
-  return createBusOnEngine(new NatsEngine(nc, jsm, logger), logger);
+  return createBusOnEngine(new NatsEngine(nc, jsm, logger), logger, options.workAckWaitMs === undefined ? {} : { workAckWaitMs: options.workAckWaitMs });
 }

@@ -91,7 +91,7 @@ export type WorkHandler<T> = (ctx: WorkContext<T>) => Promise<WorkOutcome>;
 export interface ConsumeWorkOptions {
   /** Messages handled at once; the runtime pulls one message per free slot. Default 1. */
   concurrency?: number;
-  /** Call working() automatically every ackWait/2 while the handler runs. Default false. */
+  /** Call working() automatically every ackWait/4 while the handler runs. Default false. */
   heartbeat?: boolean;
   /** How long one pull waits on the server before re-pulling (>= 1000). Default 10 000. */
   pullExpiresMs?: number;

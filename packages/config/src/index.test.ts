@@ -68,6 +68,9 @@ describe("loadConfig", () => {
       [{ GCS_HMAC_SECRET: "secret" }, ["GCS_HMAC_ACCESS_KEY_ID", "GCS_HMAC_SECRET"]],
       [{ S3_ENDPOINT: "http://minio:9000" }, ["S3_ENDPOINT", "S3_ACCESS_KEY_ID"]],
       [{ JWT_ISSUER: "https://issuer.example" }, ["JWT_ISSUER", "JWT_SECRET", "JWKS_URL"]],
+      [{ OPENAI_MT_MODEL: "m" }, ["OPENAI_MT_MODEL", "OPENAI_MT_BASE_URL", "OPENAI_BASE_URL"]],
+      [{ OPENAI_MT_MODEL: "m", OPENAI_BASE_URL: "http://llm:8000", OPENAI_MT_BASE_URL: "off" }, ["OPENAI_MT_MODEL", "OPENAI_MT_BASE_URL"]],
+      [{ OPENAI_MT_BASE_URL: "http://llm:8000" }, ["OPENAI_MT_BASE_URL", "OPENAI_MT_MODEL"]],
     ];
     for (const [env, names] of cases) {
       let error: unknown;
@@ -83,6 +86,16 @@ describe("loadConfig", () => {
     expect(loadConfig({ BLOB_STORE: "nats", NATS_URL: "nats://127.0.0.1:4222" }).blobStore).toBe("nats");
     expect(loadConfig({ SERVICES: "audiobook", NATS_URL: "nats://127.0.0.1:4222" }).services).toEqual(["audiobook"]);
     expect(loadConfig({ JWT_ISSUER: "https://issuer.example", JWT_SECRET: "s".repeat(32) }).jwt.issuer).toBe("https://issuer.example");
+    expect(loadConfig({ OPENAI_MT_BASE_URL: "http://llm:8000", OPENAI_MT_MODEL: "m" }).openaiMt?.baseUrl).toBe("http://llm:8000");
+    // an OpenAI server for speech only needs no translation model
+    expect(loadConfig({ OPENAI_BASE_URL: "http://tts:8000" }).openaiMt).toBeUndefined();
+  });
+
+  it("reads the work queues' ack wait: unset keeps each queue's own, at least 1000 ms", () => {
+    expect(loadConfig({}).workAckWaitMs).toBeUndefined();
+    expect(loadConfig({ WORK_ACK_WAIT_MS: "5000" }).workAckWaitMs).toBe(5_000);
+    expect(() => loadConfig({ WORK_ACK_WAIT_MS: "500" })).toThrow(/WORK_ACK_WAIT_MS/);
+    expect(() => loadConfig({ WORK_ACK_WAIT_MS: "soon" })).toThrow(/WORK_ACK_WAIT_MS/);
   });
 
   it("limits tasks in flight per account and kind: 4 by default, configurable, at least 1", () => {

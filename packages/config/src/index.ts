@@ -167,6 +167,14 @@ export const EnvSchema = z
     OPENAI_STT_MODEL: z.string().min(1).default("whisper-1"),
     OPENAI_MT_MODEL: optionalString,
     WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(1),
+    /**
+     * Ack wait of the task work queues (default: each queue's own, 60 s): a task whose worker vanished
+     * (SIGKILL, lost node) is handed to another worker after this long; running tasks send in-progress
+     * acks every quarter of it. Set the same value on every process of a mesh.
+     */
+    WORK_ACK_WAIT_MS: wholeNumber(undefined, 3_600_000, false).refine((v) => v === undefined || v >= 1_000, {
+      message: "must be at least 1000 (milliseconds): in-progress acks go out every quarter of it",
+    }),
     RATE_LIMIT_PER_MINUTE: wholeNumber(600, 1_000_000, true),
     RATE_LIMIT_BURST: wholeNumber(undefined, 1_000_000, false),
     /** Longest media a voice stream (or subtitle task) accepts, in decoded seconds. */
@@ -235,6 +243,7 @@ export const EnvSchema = z
       openaiStt: sttUrl ? { baseUrl: sttUrl, apiKey: env.OPENAI_API_KEY, model: env.OPENAI_STT_MODEL } : undefined,
       openaiMt: mtUrl && env.OPENAI_MT_MODEL ? { baseUrl: mtUrl, apiKey: env.OPENAI_API_KEY, model: env.OPENAI_MT_MODEL } : undefined,
       workerConcurrency: env.WORKER_CONCURRENCY,
+      workAckWaitMs: env.WORK_ACK_WAIT_MS,
       /** Per-credential request rate on /v1 (a token bucket); undefined when off. Burst defaults to 10 seconds' worth. */
       rateLimit:
         env.RATE_LIMIT_PER_MINUTE === undefined
@@ -263,6 +272,9 @@ interface CrossFieldInput {
   JWKS_URL?: string | undefined;
   JWT_ISSUER?: string | undefined;
   JWT_AUDIENCE?: string | undefined;
+  OPENAI_BASE_URL?: string | undefined;
+  OPENAI_MT_BASE_URL?: string | undefined;
+  OPENAI_MT_MODEL?: string | undefined;
 }
 
 /**
@@ -292,6 +304,17 @@ function crossFieldProblems(env: CrossFieldInput): Array<{ variables: string[]; 
     if (value && !env.JWT_SECRET && !env.JWKS_URL) {
       problems.push({ variables: [name, "JWT_SECRET", "JWKS_URL"], message: `${name} checks JWTs, which are accepted only with JWT_SECRET or JWKS_URL` });
     }
+  }
+  // LLM translation needs both an address and a model; one without the other would be ignored
+  const mtOff = env.OPENAI_MT_BASE_URL?.toLowerCase() === "off";
+  if (env.OPENAI_MT_MODEL && (mtOff || !(env.OPENAI_MT_BASE_URL ?? env.OPENAI_BASE_URL))) {
+    problems.push({
+      variables: ["OPENAI_MT_MODEL", "OPENAI_MT_BASE_URL", "OPENAI_BASE_URL"],
+      message: "OPENAI_MT_MODEL translates through an OpenAI-compatible server: set OPENAI_MT_BASE_URL or OPENAI_BASE_URL (not off)",
+    });
+  }
+  if (env.OPENAI_MT_BASE_URL && !mtOff && !env.OPENAI_MT_MODEL) {
+    problems.push({ variables: ["OPENAI_MT_BASE_URL", "OPENAI_MT_MODEL"], message: "OPENAI_MT_BASE_URL is used only with OPENAI_MT_MODEL (the chat model that translates)" });
   }
   return problems;
 }

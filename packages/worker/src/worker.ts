@@ -57,7 +57,7 @@ export interface TaskContext {
    * (the task event has no field for it). Never throws; publishing failures are logged.
    */
   progress(percent: number, stage?: string): void;
-  /** In-progress ack; the runtime also sends one every ackWait/2 while the handler runs. */
+  /** In-progress ack; the runtime also sends one every ackWait/4 while the handler runs. */
   working(): void;
   checkpoints: TaskCheckpoints;
   /** `results/<kind>/<task id>.<ext>` */

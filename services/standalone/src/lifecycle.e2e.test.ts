@@ -3,7 +3,7 @@
  * configuration, and a clean stop on a signal.
  */
 import { spawn } from "node:child_process";
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir, readdir, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
@@ -11,6 +11,7 @@ import { loadConfig } from "@voiceloc/config";
 import { silentLogger } from "@voiceloc/log";
 import { freePort, startNatsServer, tempDir, type NatsServerHandle } from "@voiceloc/testing";
 import { startRuntime, type Runtime } from "./runtime.ts";
+import { isRunning, logLines, signalAndWait, startService } from "./testing/processes.ts";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const cleanups: Array<() => Promise<void>> = [];
@@ -42,17 +43,18 @@ describe("/readyz follows the bus", () => {
     cleanups.push(() => nats.stop());
     const dir = await tempDir("voiceloc-ready-");
     cleanups.push(() => dir.cleanup());
-    const start = async (services: string, data: string): Promise<Runtime> => {
+    const start = async (services: string, data: string, env: Record<string, string> = {}): Promise<Runtime> => {
       const port = await freePort();
       const runtime = await startRuntime(
-        loadConfig({ SERVICES: services, NATS_URL: nats.url, DATA_DIR: join(dir.path, data), PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "silent" }),
+        loadConfig({ SERVICES: services, NATS_URL: nats.url, DATA_DIR: join(dir.path, data), PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "silent", ...env }),
         silentLogger(),
       );
       cleanups.push(() => runtime.stop());
       return runtime;
     };
     const gateway = await start("gateway", "gw");
-    const worker = await start("synthesis", "worker");
+    // blobs in JetStream: a second connection to the same server, which must come back too
+    const worker = await start("synthesis", "worker", { BLOB_STORE: "nats" });
     const ports = [gateway.port, worker.port];
     expect((await readyz(gateway.port)).body).toEqual({ status: "ready", checks: { store: "ok", bus: "ok" } });
     expect((await readyz(worker.port)).body).toEqual({ status: "ready", checks: { bus: "ok" } });
@@ -163,6 +165,40 @@ describe("the entry process", () => {
     expect(exit.ms).toBeLessThan(10_000);
   });
 
+  it("stops with exit code 0 on a SIGTERM that arrives during start-up, once started", async () => {
+    const dir = await tempDir("voiceloc-stop-early-");
+    cleanups.push(() => dir.cleanup());
+    const child = spawn(process.execPath, ["--import", "tsx", join(here, "main.ts")], {
+      cwd: join(here, ".."),
+      // the engines' self-tests keep a worker starting for a while
+      env: { ...process.env, HOST: "127.0.0.1", LOG_LEVEL: "info", SERVICES: "gateway,synthesis", DATA_DIR: dir.path, PORT: String(await freePort()), SHUTDOWN_TIMEOUT_MS: "20000" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let output = "";
+    const exited = new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.once("exit", (code, sig) => resolve([code, sig])));
+    cleanups.push(async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+      await exited;
+    });
+    let signalled = false;
+    const onData = (d: Buffer) => {
+      output += d.toString();
+      if (!signalled && output.includes('"msg":"starting"')) {
+        signalled = true;
+        child.kill("SIGTERM");
+      }
+    };
+    child.stdout.on("data", onData);
+    child.stderr.on("data", onData);
+    const limit = setTimeout(() => child.kill("SIGKILL"), 120_000);
+    const [code, sig] = await exited;
+    clearTimeout(limit);
+    expect({ code, signal: sig }, output.slice(-3_000)).toEqual({ code: 0, signal: null });
+    const messages = output.split("\n").filter((l) => l.startsWith("{")).map((l) => (JSON.parse(l) as { msg: string }).msg);
+    expect(messages).toContain("signal during start-up; stopping once started");
+    expect(messages.indexOf("stopped")).toBeGreaterThan(messages.indexOf("ready"));
+  });
+
   it("refuses at start a blob store on NATS without NATS_URL, naming both variables (exit code 78)", async () => {
     const dir = await tempDir("voiceloc-badcfg-");
     cleanups.push(() => dir.cleanup());
@@ -172,4 +208,86 @@ describe("the entry process", () => {
     expect(exit.output).toContain("NATS_URL");
     expect(exit.output).not.toContain('"msg":"ready"');
   });
+});
+
+describe("SIGTERM in the middle of a task, over nats-server", () => {
+  it("hands the book back with its checkpoints: the worker exits 0 within its grace period and another worker process completes the book without redoing finished chunks", async () => {
+    const nats = await startNatsServer();
+    cleanups.push(() => nats.stop());
+    const dir = await tempDir("voiceloc-handback-");
+    cleanups.push(() => dir.cleanup());
+    const media = join(dir.path, "media");
+    await mkdir(media, { recursive: true });
+    const paragraph =
+      "The old harbour town woke slowly, as it always had. Fishermen carried their nets down to the water, " +
+      "and the baker opened his shutters to let the smell of bread into the street. Gulls argued over the roofs. ";
+    await writeFile(join(media, "harbour.txt"), Array.from({ length: 60 }, (_, i) => `${paragraph}This is part ${i + 1}.`).join("\n\n"));
+    const dataDir = join(dir.path, "data");
+    const gatewayPort = await freePort();
+    const base = `http://127.0.0.1:${gatewayPort}`;
+    const key = "handback-key-alice-1";
+    const common = {
+      NATS_URL: nats.url,
+      DATA_DIR: dataDir,
+      MEDIA_ROOT: media,
+      VOICELOC_API_KEYS: `alice:${key}`,
+      SIGNING_SECRET: "handback-signing-secret-0123456789-abcdef",
+      PUBLIC_BASE_URL: base,
+      // A task whose worker vanished would come back only after 10 minutes: within this test, only one
+      // handed back (nak) at shutdown is delivered again.
+      WORK_ACK_WAIT_MS: "600000",
+    };
+    const started = [await startService("gateway", common, gatewayPort)];
+    // SHUTDOWN_TIMEOUT_MS=8000: running tasks get 3 s, then are aborted and handed back; a process still
+    // busy at 8 s exits with code 1.
+    const first = await startService("audiobook", { ...common, SHUTDOWN_TIMEOUT_MS: "8000" }, await freePort());
+    started.push(first);
+    cleanups.push(async () => {
+      for (const proc of started) if (isRunning(proc)) await signalAndWait(proc, "SIGKILL");
+    });
+    const headers = { "API-KEY": key, "Content-Type": "application/json" };
+    const book = (await (
+      await fetch(`${base}/v1/audio_books/`, {
+        method: "POST",
+        headers,
+        body: JSON.stringify({ file: "harbour.txt", name: "Harbour", source_language: "English", target_language: "English" }),
+      })
+    ).json()) as { id: string };
+
+    const checkpoints = join(dataDir, "blobs", "objects", "tasks", book.id, "checkpoints");
+    const chunkFiles = async () => (await readdir(checkpoints).catch(() => [] as string[])).filter((f) => /^chunk-.*\.mp3$/.test(f));
+    const deadline = Date.now() + 120_000;
+    while ((await chunkFiles()).length < 3) {
+      if (Date.now() > deadline) throw new Error(`no checkpoints appeared:\n${first.output.join("")}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const exit = await signalAndWait(first, "SIGTERM");
+    expect({ code: exit.code, signal: exit.signal }, first.output.join("").slice(-3_000)).toEqual({ code: 0, signal: null });
+    const finishedBeforeStop = (await chunkFiles()).length;
+    const firstLog = logLines(first);
+    expect(firstLog.some((l) => l.msg === "task aborted by shutdown; it will be redelivered" && l.taskId === book.id)).toBe(true);
+    expect(firstLog.some((l) => l.msg === "audio book ready")).toBe(false);
+    expect(firstLog.some((l) => l.msg === "stopped")).toBe(true);
+    const midway = (await (await fetch(`${base}/v1/audio_books/${book.id}`, { headers })).json()) as { task_status: string; task_progress: number };
+    expect(midway.task_status).toBe("processing");
+
+    const second = await startService("audiobook", common, await freePort());
+    started.push(second);
+    const until = Date.now() + 240_000;
+    let record: Record<string, unknown>;
+    for (;;) {
+      record = (await (await fetch(`${base}/v1/audio_books/${book.id}`, { headers })).json()) as Record<string, unknown>;
+      if (record.task_status === "completed" || record.task_status === "failed") break;
+      if (Date.now() > until) throw new Error(`not finished: ${JSON.stringify(record)}\n${second.output.join("").slice(-3_000)}`);
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    expect(record.task_status, String(record.task_error)).toBe("completed");
+    const ready = logLines(second).filter((l) => l.msg === "audio book ready") as Array<{ chunks: number; spoken: number; resumed: number; deliveryCount: number }>;
+    expect(ready).toHaveLength(1);
+    const summary = ready[0]!;
+    expect(summary.deliveryCount).toBe(2);
+    expect(summary.resumed).toBeGreaterThanOrEqual(finishedBeforeStop);
+    expect(summary.spoken).toBe(summary.chunks - summary.resumed);
+    expect(summary.spoken).toBeLessThan(summary.chunks);
+  }, 420_000);
 });

@@ -24,7 +24,19 @@ async function main(): Promise<void> {
   }
   const logger = createLogger({ level: config.logLevel, name: "voiceloc" });
   logger.info({ config: redactConfig(config) }, "starting");
+  // A signal during start-up (engine self-tests can take a while) stops the process once it has started.
+  let signalledDuringStart: string | undefined;
+  const early = (signal: string) => {
+    signalledDuringStart ??= signal;
+    logger.info({ signal }, "signal during start-up; stopping once started");
+  };
+  const onEarlyInt = () => early("SIGINT");
+  const onEarlyTerm = () => early("SIGTERM");
+  process.on("SIGINT", onEarlyInt);
+  process.on("SIGTERM", onEarlyTerm);
   const runtime = await startRuntime(config, logger);
+  process.off("SIGINT", onEarlyInt);
+  process.off("SIGTERM", onEarlyTerm);
   logger.info({ port: runtime.port, services: runtime.services }, "ready");
 
   let stopping = false;
@@ -43,6 +55,7 @@ async function main(): Promise<void> {
   };
   process.on("SIGINT", () => void shutdown("SIGINT"));
   process.on("SIGTERM", () => void shutdown("SIGTERM"));
+  if (signalledDuringStart !== undefined) void shutdown(signalledDuringStart);
 }
 
 main().catch((error: unknown) => {

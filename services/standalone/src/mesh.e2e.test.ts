@@ -13,6 +13,8 @@ import { freePort, startNatsServer, tempDir } from "@voiceloc/testing";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const KEY = "mesh-key-alice-1";
+/** Ack wait of the work queues in the kill-and-resume test (the default is 60 s). */
+const RESUME_ACK_WAIT_MS = 15_000;
 
 interface Proc {
   child: ChildProcess;
@@ -219,10 +221,12 @@ describe("a book whose worker is killed mid-way", () => {
       VOICELOC_API_KEYS: `alice:${KEY}`,
       SIGNING_SECRET: "mesh-signing-secret-0123456789-abcdef",
       PUBLIC_BASE_URL: base,
+      // a killed worker's book comes back after this ack wait (running tasks keep their leases with in-progress acks)
+      WORK_ACK_WAIT_MS: String(RESUME_ACK_WAIT_MS),
     };
     // The gateway runs in this process so that every projection update can be sampled as it is stored.
     const progressOf = new Map<string, number[]>();
-    const gatewayBus = await createNatsBus({ url: nats.url, logger: silentLogger(), name: "test-gateway" });
+    const gatewayBus = await createNatsBus({ url: nats.url, logger: silentLogger(), name: "test-gateway", workAckWaitMs: RESUME_ACK_WAIT_MS });
     const config = loadConfig({ ...common, SERVICES: "gateway", PORT: String(gatewayPort), HOST: "127.0.0.1", LOG_LEVEL: "silent" });
     const gatewayBlobs = createFsBlobStore({ root: blobRootFor(config.dataDir) });
     const gateway = await createGateway({

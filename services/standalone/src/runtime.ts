@@ -8,7 +8,7 @@ import type { Server } from "node:http";
 import type { Config, ServiceName } from "@voiceloc/config";
 import type { Logger } from "@voiceloc/log";
 import { blobRootFor, createFsBlobStore, createNatsBlobStore, type BlobStore } from "@voiceloc/blobs";
-import { createCatalogBus, createInProcessBus, createNatsBus, type Bus } from "@voiceloc/bus";
+import { connectNats, createCatalogBus, createInProcessBus, createNatsBus, type Bus } from "@voiceloc/bus";
 import { createGateway } from "@voiceloc/gateway";
 import { BUS_CATALOG } from "@voiceloc/contracts";
 import { createSynthesisService } from "@voiceloc/synthesis";
@@ -60,15 +60,22 @@ export async function startRuntime(config: Config, rootLogger: Logger): Promise<
   /** Grace for running tasks: half the shutdown timeout less a second; the bus then waits at most 5 s more. */
   const workerGrace = { graceMs: Math.max(0, Math.floor(config.shutdownTimeoutMs / 2) - 1_000) };
   try {
+    const ackWait = config.workAckWaitMs === undefined ? {} : { workAckWaitMs: config.workAckWaitMs };
     const bus: Bus = config.natsUrl
-      ? await createNatsBus({ url: config.natsUrl, logger: rootLogger.child({ component: "bus" }), name: `voiceloc-${config.services.join("+")}` })
-      : createInProcessBus({ logger: rootLogger.child({ component: "bus" }) });
+      ? await createNatsBus({ url: config.natsUrl, logger: rootLogger.child({ component: "bus" }), name: `voiceloc-${config.services.join("+")}`, ...ackWait })
+      : createInProcessBus({ logger: rootLogger.child({ component: "bus" }), ...ackWait });
     parts.push({ name: "bus", stop: () => bus.close({ graceMs: 5_000 }) });
 
-    const blobs: BlobStore =
-      config.blobStore === "nats" && config.natsUrl
-        ? await createNatsBlobStore({ url: config.natsUrl, bucket: "voiceloc-blobs", logger: rootLogger.child({ component: "blobs" }) })
-        : createFsBlobStore({ root: blobRootFor(config.dataDir) });
+    let blobs: BlobStore;
+    if (config.blobStore === "nats" && config.natsUrl) {
+      // its own connection, reconnecting forever like the bus's (the client's default gives up after 10 tries)
+      const logger = rootLogger.child({ component: "blobs" });
+      const nc = await connectNats({ servers: config.natsUrl, name: `voiceloc-blobs-${config.services.join("+")}`, logger });
+      parts.push({ name: "blobs connection", stop: async () => (nc.isClosed() ? undefined : nc.drain()) });
+      blobs = await createNatsBlobStore({ nc, bucket: "voiceloc-blobs", logger });
+    } else {
+      blobs = createFsBlobStore({ root: blobRootFor(config.dataDir) });
+    }
     parts.push({ name: "blobs", stop: () => blobs.close() });
 
     const workers = config.services.filter((s) => s !== "gateway");

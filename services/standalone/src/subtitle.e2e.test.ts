@@ -22,6 +22,8 @@ const KEY = "subtitle-key-alice-1";
 const headers = { "API-KEY": KEY, "Content-Type": "application/json" };
 const SPEECH = "The weather is very nice today. I would like a cup of hot coffee please.";
 const VIDEO_SECONDS = 8;
+/** Ack wait of the work queues in the mesh test (the default is 60 s). */
+const RESUME_ACK_WAIT_MS = 15_000;
 
 let dir: { path: string; cleanup: () => Promise<void> };
 let media: MediaToolkit;
@@ -249,11 +251,13 @@ describe("gateway and subtitle worker as separate processes over nats-server", (
       VOICELOC_API_KEYS: `alice:${KEY}`,
       SIGNING_SECRET: "mesh-signing-secret-0123456789-abcdef",
       PUBLIC_BASE_URL: base,
+      // a killed worker's task comes back after this ack wait (running tasks keep their leases with in-progress acks)
+      WORK_ACK_WAIT_MS: String(RESUME_ACK_WAIT_MS),
     };
     // The gateway runs in this process (SERVICES=gateway, the worker in its own) so that every
     // projection update can be sampled as it is stored.
     const progressOf = new Map<string, number[]>();
-    const gatewayBus = await createNatsBus({ url: nats.url, logger: silentLogger(), name: "test-gateway" });
+    const gatewayBus = await createNatsBus({ url: nats.url, logger: silentLogger(), name: "test-gateway", workAckWaitMs: RESUME_ACK_WAIT_MS });
     const config = loadConfig({ ...common, SERVICES: "gateway", PORT: String(gatewayPort), HOST: "127.0.0.1", LOG_LEVEL: "silent" });
     const gatewayBlobs = createFsBlobStore({ root: blobRootFor(config.dataDir) });
     const gateway = await createGateway({

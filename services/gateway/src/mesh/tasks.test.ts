@@ -116,6 +116,39 @@ describe("task mesh: work out, progress back", () => {
     expect(record).toMatchObject({ task_status: "completed", task_progress: 100 });
   });
 
+  it("a completed event from a delivery overtaken by a redelivery still completes the task, and nothing moves it back", async () => {
+    const samples: Array<{ status: string | undefined; progress: number | undefined }> = [];
+    let projected!: () => void;
+    let expected = 0;
+    const allProjected = new Promise<void>((resolve) => (projected = resolve));
+    const { t, bus } = await setup({
+      onProjected: (_e, record) => {
+        samples.push({ status: record?.task_status, progress: record?.task_progress });
+        if (samples.length === expected) projected();
+      },
+    });
+    const created = (await (
+      await t.request("POST", "/v1/audio_books/", { body: { file: "book.txt", name: "Overtaken", source_language: "English", target_language: "English" } })
+    ).json()) as { id: string };
+    const events: TaskEvent[] = [
+      event({ task_id: created.id, seq: 2 * 2 ** 20, progress: 20 }),
+      // the server redelivered while delivery 2 was still running: delivery 3 opens
+      event({ task_id: created.id, seq: 3 * 2 ** 20, progress: 95 }),
+      // delivery 2 finishes (and acks: the work message is gone, delivery 3 will never be retried)
+      event({ task_id: created.id, seq: 2 * 2 ** 20 + 5, status: "completed", progress: 100, result_key: "results/x.mp3" }),
+      // delivery 3 goes on (or fails) after that
+      event({ task_id: created.id, seq: 3 * 2 ** 20 + 1, progress: 95 }),
+    ];
+    expected = events.length;
+    for (const e of events) await bus.publishEvent("task", e);
+    await allProjected;
+    expect(samples.map((x) => x.status)).toEqual(["processing", "processing", "completed", "completed"]);
+    expect(samples.map((x) => x.progress)).toEqual([20, 95, 100, 100]);
+    const record = (await (await t.request("GET", `/v1/audio_books/${created.id}`)).json()) as Record<string, unknown>;
+    expect(record).toMatchObject({ task_status: "completed", task_progress: 100 });
+    expect(record.localized_file).toEqual(expect.any(String));
+  });
+
   it("a failure keeps the highest progress reached", async () => {
     const samples: number[] = [];
     let projected!: () => void;

@@ -108,8 +108,18 @@ export class TaskRepository<T extends TaskDoc> {
    * racing on the same record keep both rules. Returns whether the event's status was applied.
    */
   async applyEvent(id: string, seq: number, set: Partial<T>, progress: number): Promise<boolean> {
-    const fields = { ...set } as Partial<T> & { task_progress?: number };
+    const fields = { ...set } as Partial<T> & { task_progress?: number; task_status?: string };
     delete fields.task_progress;
+    if (fields.task_status === "completed") {
+      // Done once any delivery completed it, even one overtaken by a redelivery (at-least-once: a
+      // delivery the server gave up on may still finish, and the redelivery may then find nothing left
+      // to do). Final: no later event of any delivery moves it back.
+      const done = await this.collection.updateOne(
+        { id, task_status: { $in: ["queued", "processing"] } },
+        { ...fields, task_progress: 100, seq: Number.MAX_SAFE_INTEGER } as Partial<T>,
+      );
+      return done !== null;
+    }
     // newer and not lower: status and progress together
     if (await this.collection.updateOne({ id, seq: { $lt: seq }, task_progress: { $lte: progress } }, { ...fields, task_progress: progress, seq } as Partial<T>)) {
       return true;

@@ -1,0 +1,73 @@
+/**
+ * Test helpers: the entry point (main.ts) run as a child process per service, as a mesh runs it.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const entry = join(dirname(fileURLToPath(import.meta.url)), "..", "main.ts");
+
+export interface ServiceProcess {
+  services: string;
+  child: ChildProcess;
+  port: number;
+  /** Everything written to stdout and stderr so far. */
+  output: string[];
+  /** Resolves with the exit code and signal once the process ended. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/** Starts `main.ts` with SERVICES and PORT set and waits until its /readyz answers 200. */
+export async function startService(services: string, env: Record<string, string>, port: number, readyWithinMs = 120_000): Promise<ServiceProcess> {
+  const child = spawn(process.execPath, ["--import", "tsx", entry], {
+    cwd: join(dirname(entry), ".."),
+    env: { ...process.env, SHUTDOWN_TIMEOUT_MS: "20000", ...env, SERVICES: services, PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: env.LOG_LEVEL ?? "info" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const output: string[] = [];
+  child.stdout?.on("data", (d: Buffer) => output.push(d.toString()));
+  child.stderr?.on("data", (d: Buffer) => output.push(d.toString()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once("exit", (code, signal) => resolve({ code, signal })),
+  );
+  const proc: ServiceProcess = { services, child, port, output, exited };
+  const deadline = Date.now() + readyWithinMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${services} exited early:\n${output.join("")}`);
+    const ok = await fetch(`http://127.0.0.1:${port}/readyz`).then(
+      (res) => res.status === 200,
+      () => false,
+    );
+    if (ok) return proc;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  child.kill("SIGKILL");
+  throw new Error(`${services} did not become ready within ${readyWithinMs} ms:\n${output.join("")}`);
+}
+
+export function isRunning(proc: ServiceProcess): boolean {
+  return proc.child.exitCode === null && proc.child.signalCode === null;
+}
+
+/** Sends the signal (if the process still runs) and waits for the exit; returns it with how long it took. */
+export async function signalAndWait(proc: ServiceProcess, signal: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null; ms: number }> {
+  const started = Date.now();
+  if (isRunning(proc)) proc.child.kill(signal);
+  const exit = await proc.exited;
+  return { ...exit, ms: Date.now() - started };
+}
+
+/** The JSON log lines written so far (pino, one object per line). */
+export function logLines(proc: ServiceProcess): Array<Record<string, unknown>> {
+  return proc.output
+    .join("")
+    .split("\n")
+    .filter((line) => line.startsWith("{"))
+    .flatMap((line) => {
+      try {
+        return [JSON.parse(line) as Record<string, unknown>];
+      } catch {
+        return [];
+      }
+    });
+}
