@@ -9,6 +9,13 @@ import { AUDIO_FORMATS, SUBTITLE_FORMATS, SUBTITLE_MODES, TASK_STATUSES } from "
 export const TASK_KINDS = ["audiobook", "voice-stream", "subtitle"] as const;
 export type TaskKind = (typeof TASK_KINDS)[number];
 
+/**
+ * The kinds of work a capability table is answered for: speech synthesis on request/reply and each
+ * task kind. A process answers the table of each one it runs, from its own engines.
+ */
+export const CAPABILITY_KINDS = ["synthesis", ...TASK_KINDS] as const;
+export type CapabilityKind = (typeof CAPABILITY_KINDS)[number];
+
 export const SUBJECTS = {
   work: (kind: TaskKind) => `work.${kind}` as const,
   /** events.task.<kind>.<task id> */
@@ -16,7 +23,8 @@ export const SUBJECTS = {
   allTaskEvents: "events.task.>",
   synthesize: "svc.synthesis.synthesize",
   voices: "svc.synthesis.voices",
-  capabilities: "svc.capabilities",
+  /** svc.capabilities.<kind>: the capability table of the workers of one kind. */
+  capabilities: (kind: CapabilityKind) => `svc.capabilities.${kind}` as const,
 } as const;
 
 /** Stream and queue settings, structurally the bus package's StreamSpec and WorkQueueSpec. */
@@ -195,7 +203,10 @@ export const TranslationPairSchema = z.object({
   quality: z.enum(["rule-based", "neural", "llm"]),
 });
 
-/** What the configured engines can do, answered by every worker process on SUBJECTS.capabilities. */
+/**
+ * What the configured engines can do. Each worker process answers it per kind of work it runs on
+ * SUBJECTS.capabilities(kind), holding only what that kind uses (see `capabilitiesFor`).
+ */
 export const CapabilitiesSchema = z.object({
   synthesis: z.object({ languages: z.array(Language) }),
   recognition: z.object({ languages: z.array(Language) }),

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { Capabilities } from "./bus.ts";
-import { capabilityProblems } from "./capabilities.ts";
+import { CAPABILITY_KINDS, type Capabilities } from "./bus.ts";
+import { capabilitiesFor, capabilityProblems, mergeCapabilities } from "./capabilities.ts";
 
 const caps: Capabilities = {
   synthesis: { languages: ["English", "Spanish"] },
@@ -40,5 +40,51 @@ describe("capabilityProblems", () => {
     expect(wrong[0]?.message).toContain("speaks Spanish, not English");
     const clone = capabilityProblems(caps, { kind: "audiobook", source: "English", target: "English", useVoiceClone: true });
     expect(clone[0]).toMatchObject({ field: "use_voice_clone" });
+  });
+});
+
+describe("capability tables per kind", () => {
+  it("each kind answers only what it uses", () => {
+    const synthesis = capabilitiesFor("synthesis", caps);
+    expect(synthesis.translation.pairs).toEqual([]);
+    expect(synthesis.recognition.languages).toEqual([]);
+    expect(synthesis.voices).toEqual(caps.voices);
+    const audiobook = capabilitiesFor("audiobook", caps);
+    expect(audiobook.recognition.languages).toEqual([]);
+    expect(audiobook.translation.pairs).toEqual(caps.translation.pairs);
+    const subtitle = capabilitiesFor("subtitle", caps);
+    expect(subtitle.synthesis.languages).toEqual([]);
+    expect(subtitle.voices).toEqual([]);
+    expect(subtitle.recognition.languages).toEqual(["English"]);
+    expect(capabilitiesFor("voice-stream", caps)).toEqual(caps);
+  });
+
+  it("the kinds of one process merge back into exactly its table", () => {
+    expect(mergeCapabilities(CAPABILITY_KINDS.map((kind) => capabilitiesFor(kind, caps)))).toEqual(caps);
+  });
+
+  it("a merge lists what at least one kind offers, without repeats", () => {
+    const other: Capabilities = {
+      synthesis: { languages: ["French", "English"] },
+      recognition: { languages: ["German"] },
+      translation: {
+        pairs: [
+          { source: "English", target: "Spanish", pivot: null, quality: "llm" },
+          { source: "English", target: "French", pivot: "Spanish", quality: "rule-based" },
+        ],
+      },
+      cloning: { available: true, languages: ["French"] },
+      voices: [{ name: "espeak:fr", language: "French", engine: "espeak", description: "", default: true }],
+    };
+    const merged = mergeCapabilities([capabilitiesFor("audiobook", caps), capabilitiesFor("subtitle", other)]);
+    expect(merged.synthesis.languages).toEqual(["English", "Spanish"]);
+    expect(merged.recognition.languages).toEqual(["German"]);
+    expect(merged.translation.pairs.map((p) => `${p.source}>${p.target}:${p.quality}`)).toEqual([
+      "English>Spanish:rule-based",
+      "Spanish>English:rule-based",
+      "English>French:rule-based",
+    ]);
+    expect(merged.cloning).toEqual({ available: false, languages: [] });
+    expect(mergeCapabilities([])).toEqual({ synthesis: { languages: [] }, recognition: { languages: [] }, translation: { pairs: [] }, cloning: { available: false, languages: [] }, voices: [] });
   });
 });

@@ -1,5 +1,53 @@
-import type { Capabilities, TaskKind } from "./bus.ts";
+import type { Capabilities, CapabilityKind, TaskKind } from "./bus.ts";
 import type { Language } from "./languages.ts";
+
+/** What each kind of work uses of the engines (cloning and preset voices go with synthesis). */
+export const CAPABILITY_USES: Readonly<Record<CapabilityKind, { synthesis: boolean; recognition: boolean; translation: boolean }>> = {
+  synthesis: { synthesis: true, recognition: false, translation: false },
+  audiobook: { synthesis: true, recognition: false, translation: true },
+  "voice-stream": { synthesis: true, recognition: true, translation: true },
+  subtitle: { synthesis: false, recognition: true, translation: true },
+};
+
+/**
+ * The table one kind of work answers: the process's whole table less what the kind does not use
+ * (a subtitle worker claims no synthesis, a synthesis worker no translation or recognition), so a
+ * reader never takes one service's engines for another's.
+ */
+export function capabilitiesFor(kind: CapabilityKind, caps: Capabilities): Capabilities {
+  const uses = CAPABILITY_USES[kind];
+  return {
+    synthesis: { languages: uses.synthesis ? [...caps.synthesis.languages] : [] },
+    recognition: { languages: uses.recognition ? [...caps.recognition.languages] : [] },
+    translation: { pairs: uses.translation ? caps.translation.pairs.map((p) => ({ ...p })) : [] },
+    cloning: uses.synthesis ? { available: caps.cloning.available, languages: [...caps.cloning.languages] } : { available: false, languages: [] },
+    voices: uses.synthesis ? caps.voices.map((v) => ({ ...v })) : [],
+  };
+}
+
+/**
+ * The union of several kinds' tables: a language, pair or voice is listed when at least one of them
+ * offers it. Order is kept (first table first, later ones only add what is new), so the tables of one
+ * process's kinds merge back into exactly that process's table.
+ */
+export function mergeCapabilities(tables: readonly Capabilities[]): Capabilities {
+  const languages = (pick: (c: Capabilities) => readonly Language[]) => [...new Set(tables.flatMap(pick))];
+  const pairs: Capabilities["translation"]["pairs"] = [];
+  const voices: Capabilities["voices"] = [];
+  for (const table of tables) {
+    const seenPairs = new Set(pairs.map((p) => `${p.source}>${p.target}`));
+    pairs.push(...table.translation.pairs.filter((p) => !seenPairs.has(`${p.source}>${p.target}`)));
+    const seenVoices = new Set(voices.map((v) => v.name));
+    voices.push(...table.voices.filter((v) => !seenVoices.has(v.name)));
+  }
+  return {
+    synthesis: { languages: languages((c) => c.synthesis.languages) },
+    recognition: { languages: languages((c) => c.recognition.languages) },
+    translation: { pairs },
+    cloning: { available: tables.some((c) => c.cloning.available), languages: languages((c) => c.cloning.languages) },
+    voices,
+  };
+}
 
 export interface TaskRequirements {
   kind: TaskKind;
@@ -27,8 +75,8 @@ const list = (languages: readonly string[]) => (languages.length > 0 ? languages
  */
 export function capabilityProblems(caps: Capabilities, req: TaskRequirements): CapabilityProblem[] {
   const problems: CapabilityProblem[] = [];
-  const needsRecognition = req.kind === "voice-stream" || req.kind === "subtitle";
-  const needsSynthesis = req.kind === "audiobook" || req.kind === "voice-stream";
+  const needsRecognition = CAPABILITY_USES[req.kind].recognition;
+  const needsSynthesis = CAPABILITY_USES[req.kind].synthesis;
   if (needsRecognition && !caps.recognition.languages.includes(req.source)) {
     problems.push({
       field: "source_language",

@@ -20,12 +20,27 @@ import {
   VoicesRequestSchema,
   WORK_QUEUES,
   type AudioBookWork,
+  type CapabilityKind,
   type SubtitleWork,
   type TaskEvent,
   type VoiceStreamWork,
 } from "./bus.ts";
 
 const NO_REFUSALS = [] as const;
+
+function capabilityRequest(kind: CapabilityKind) {
+  return {
+    subject: SUBJECTS.capabilities(kind),
+    queue: `capabilities-${kind}`,
+    request: CapabilitiesRequestSchema,
+    reply: CapabilitiesSchema,
+    errors: NO_REFUSALS,
+    timeoutMs: 10_000,
+  } as const;
+}
+
+/** The catalogue request of a kind's capability table. */
+export const capabilityRequestName = <K extends CapabilityKind>(kind: K): `capabilities.${K}` => `capabilities.${kind}`;
 
 export const BUS_CATALOG = {
   /** Work queues `work.<kind>`; a message is deduplicated by its task id. */
@@ -62,15 +77,14 @@ export const BUS_CATALOG = {
       errors: NO_REFUSALS,
       timeoutMs: 10_000,
     },
-    /** The engines' capability table, answered by every worker process. */
-    capabilities: {
-      subject: SUBJECTS.capabilities,
-      queue: "capabilities",
-      request: CapabilitiesRequestSchema,
-      reply: CapabilitiesSchema,
-      errors: NO_REFUSALS,
-      timeoutMs: 10_000,
-    },
+    /**
+     * The capability table of one kind of work, answered by every process that runs it (one queue group
+     * per kind), holding only what that kind uses: the gateway checks a creation against its kind's table.
+     */
+    "capabilities.synthesis": capabilityRequest("synthesis"),
+    "capabilities.audiobook": capabilityRequest("audiobook"),
+    "capabilities.voice-stream": capabilityRequest("voice-stream"),
+    "capabilities.subtitle": capabilityRequest("subtitle"),
   },
   /** Streams every work queue and event family lives on. */
   streams: [STREAMS.work, STREAMS.events],

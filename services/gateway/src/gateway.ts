@@ -86,6 +86,8 @@ export interface GatewayOptions {
   idempotencyPurgeIntervalMs?: number;
   /** Records younger than this are left to the request that stored them (tests shorten it). */
   sweepGraceMs?: number;
+  /** How long one kind's capability table is trusted before the workers are asked again (default 30 s). */
+  capabilityTtlMs?: number;
   /** Called after each progress event is projected into its record (tests sample every update). */
   onProjected?: TaskMeshOptions["onProjected"];
 }
@@ -138,7 +140,7 @@ export async function createGateway(options: GatewayOptions): Promise<GatewaySer
     dispatcher: mesh ?? holdDispatcher,
     synthesizer: synthesis,
     voiceCatalog: synthesis,
-    capabilities: options.bus ? busCapabilities(options.bus, logger) : undefined,
+    capabilities: options.bus ? busCapabilities(options.bus, logger, options.capabilityTtlMs) : undefined,
     files: options.blobs ? { blobs: options.blobs, secret } : undefined,
     readinessChecks: options.readinessChecks,
     rateLimiter: config.rateLimit

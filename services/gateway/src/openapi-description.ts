@@ -71,7 +71,9 @@ Language name or its ISO 639-1 code; \`format\` is \`mp3\` (default), \`wav\`, \
 recognition, translation pairs with their pivot, cloning); \`GET /v1/voices?language=\` lists the preset
 voices, each language's default marked. Creating a task the engines cannot do is a **422** naming the
 missing capability and the languages, an unknown \`preset_voice_name\`/\`voice\`, or \`use_voice_clone\`
-without a cloning engine.
+without a cloning engine. Each creation is checked against the engines of the workers of its own
+kind; \`GET /v1/capabilities\` is the union over the kinds running: an entry is listed when at least one
+running operation that needs it can do it. While no worker of a kind runs, its tasks are accepted and queued.
 
 ## Downloads
 Result links are \`/v1/files/<key>?expires=…&signature=…\` (HMAC-SHA256, 1 hour); they need no other

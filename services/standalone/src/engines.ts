@@ -1,10 +1,11 @@
 /**
  * The engines one process runs, detected once at start and shared by its workers:
  * speech synthesis, translation, recognition and the ffmpeg toolkit; and the capability
- * table the process answers on the bus (SUBJECTS.capabilities).
+ * tables the process answers on the bus, one per kind of work it runs (SUBJECTS.capabilities(kind)).
  */
 import type { Config } from "@voiceloc/config";
-import { LANGUAGES, type Capabilities, type Language } from "@voiceloc/contracts";
+import { createCatalogBus, type Bus, type BusSubscription } from "@voiceloc/bus";
+import { BUS_CATALOG, LANGUAGES, capabilitiesFor, capabilityRequestName, type Capabilities, type CapabilityKind, type Language } from "@voiceloc/contracts";
 import {
   createApertiumEngine,
   createMtRegistry,
@@ -12,8 +13,10 @@ import {
   createOpenAiTranslator,
   createPocketsphinxEngine,
   createSttRegistry,
+  type ApertiumOptions,
   type MtEngine,
   type MtRegistry,
+  type PocketsphinxOptions,
   type SttEngine,
   type SttRegistry,
 } from "@voiceloc/engines";
@@ -23,11 +26,15 @@ import { createSpeechStack, voiceCatalog, type SpeechStack } from "@voiceloc/syn
 export interface EngineStack extends SpeechStack {
   mt: MtRegistry;
   stt: SttRegistry;
-  capabilities(): Capabilities;
+  /** The whole table of this process's engines, or the part of it one kind of work uses. */
+  capabilities(kind?: CapabilityKind): Capabilities;
 }
 
-/** Settings of the speech stack the configuration does not carry (offline engine binaries, self-test limits). */
-export type SpeechStackExtras = Pick<Parameters<typeof createSpeechStack>[0], "offline" | "selfTest">;
+/** Settings of the engines the configuration does not carry (offline engine binaries, self-test limits), or false to switch one off. */
+export interface SpeechStackExtras extends Pick<Parameters<typeof createSpeechStack>[0], "offline" | "selfTest"> {
+  apertium?: Omit<ApertiumOptions, "logger"> | false | undefined;
+  pocketsphinx?: Omit<PocketsphinxOptions, "logger" | "media"> | false | undefined;
+}
 
 /**
  * Detects the engines and self-tests them before anything is claimed: each language's default
@@ -35,15 +42,18 @@ export type SpeechStackExtras = Pick<Parameters<typeof createSpeechStack>[0], "o
  * a one-word translation, a half-second WAV to transcribe). What fails is not offered (logged why).
  */
 export async function createEngineStack(config: Config, logger: Logger, extras: SpeechStackExtras = {}): Promise<EngineStack> {
-  const speech = await createSpeechStack({ logger, ffmpegPath: config.ffmpegPath, openai: config.openaiTts, ...extras });
+  const { apertium, pocketsphinx, ...speechExtras } = extras;
+  const speech = await createSpeechStack({ logger, ffmpegPath: config.ffmpegPath, openai: config.openaiTts, ...speechExtras });
   const mtEngines: MtEngine[] = [];
   if (config.openaiMt) {
     mtEngines.push(createOpenAiTranslator({ baseUrl: config.openaiMt.baseUrl, apiKey: config.openaiMt.apiKey, model: config.openaiMt.model, logger }));
   }
-  try {
-    mtEngines.push(await createApertiumEngine({ logger }));
-  } catch (error) {
-    logger.warn({ err: error }, "Apertium is not available; offline translation is off");
+  if (apertium !== false) {
+    try {
+      mtEngines.push(await createApertiumEngine({ ...apertium, logger }));
+    } catch (error) {
+      logger.warn({ err: error }, "Apertium is not available; offline translation is off");
+    }
   }
   const mt = createMtRegistry(mtEngines, { logger });
 
@@ -53,10 +63,12 @@ export async function createEngineStack(config: Config, logger: Logger, extras: 
       createOpenAiTranscriber({ baseUrl: config.openaiStt.baseUrl, apiKey: config.openaiStt.apiKey, model: config.openaiStt.model, logger, media: speech.media }),
     );
   }
-  try {
-    sttEngines.push(await createPocketsphinxEngine({ logger, media: speech.media }));
-  } catch (error) {
-    logger.warn({ err: error }, "pocketsphinx is not available; offline recognition is off");
+  if (pocketsphinx !== false) {
+    try {
+      sttEngines.push(await createPocketsphinxEngine({ ...pocketsphinx, logger, media: speech.media }));
+    } catch (error) {
+      logger.warn({ err: error }, "pocketsphinx is not available; offline recognition is off");
+    }
   }
   const stt = createSttRegistry(sttEngines, { logger });
   const [mtReport, sttReport] = await Promise.all([mt.selfTest(), stt.selfTest()]);
@@ -67,10 +79,10 @@ export async function createEngineStack(config: Config, logger: Logger, extras: 
     );
   }
 
-  const capabilities = (): Capabilities => {
+  const capabilities = (kind?: CapabilityKind): Capabilities => {
     const tts = speech.registry.capabilities();
     const known = (l: string): l is Language => (LANGUAGES as readonly string[]).includes(l);
-    return {
+    const table: Capabilities = {
       synthesis: { languages: tts.languages.filter(known) },
       recognition: { languages: stt.capabilities().languages.filter(known) },
       translation: {
@@ -79,6 +91,24 @@ export async function createEngineStack(config: Config, logger: Logger, extras: 
       cloning: { available: tts.cloning, languages: tts.cloning ? tts.languages.filter(known) : [] },
       voices: voiceCatalog(speech.registry),
     };
+    return kind ? capabilitiesFor(kind, table) : table;
   };
   return { ...speech, mt, stt, capabilities };
+}
+
+/**
+ * Answers the capability table of each kind of work this process runs, each in its kind's queue group,
+ * live from the engines: a voice or engine dropped after start (failing on first use or at run time) is
+ * no longer claimed. A kind this process does not run is left to the processes that do.
+ */
+export async function serveCapabilities(bus: Bus, stack: Pick<EngineStack, "capabilities">, kinds: readonly CapabilityKind[]): Promise<BusSubscription[]> {
+  const catalog = createCatalogBus(bus, BUS_CATALOG);
+  const subs: BusSubscription[] = [];
+  try {
+    for (const kind of kinds) subs.push(await catalog.serve(capabilityRequestName(kind), () => stack.capabilities(kind)));
+  } catch (error) {
+    await Promise.allSettled(subs.map((s) => s.stop()));
+    throw error;
+  }
+  return subs;
 }

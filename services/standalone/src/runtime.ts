@@ -8,14 +8,14 @@ import type { Server } from "node:http";
 import type { Config, ServiceName } from "@voiceloc/config";
 import type { Logger } from "@voiceloc/log";
 import { blobRootFor, createFsBlobStore, createNatsBlobStore, type BlobStore } from "@voiceloc/blobs";
-import { connectNats, createCatalogBus, createInProcessBus, createNatsBus, type Bus } from "@voiceloc/bus";
+import { connectNats, createInProcessBus, createNatsBus, type Bus } from "@voiceloc/bus";
 import { createGateway } from "@voiceloc/gateway";
-import { BUS_CATALOG } from "@voiceloc/contracts";
+import { CAPABILITY_KINDS } from "@voiceloc/contracts";
 import { createSynthesisService } from "@voiceloc/synthesis";
 import { createAudioBookService } from "@voiceloc/audiobook";
 import { createVoiceStreamService } from "@voiceloc/voice-stream";
 import { createSubtitleService } from "@voiceloc/subtitle";
-import { createEngineStack, type EngineStack } from "./engines.ts";
+import { createEngineStack, serveCapabilities, type EngineStack } from "./engines.ts";
 
 interface Part {
   name: string;
@@ -84,9 +84,9 @@ export async function startRuntime(config: Config, rootLogger: Logger): Promise<
       engines = await createEngineStack(config, rootLogger);
       const stack = engines;
       const table = stack.capabilities();
-      // Answered live: a voice or engine dropped after start (failing on first use or at run time) is no longer claimed.
-      const sub = await createCatalogBus(bus, BUS_CATALOG).serve("capabilities", () => stack.capabilities());
-      parts.push({ name: "capabilities", stop: () => sub.stop() });
+      // One table per kind of work this process runs, answered live from its engines.
+      const subs = await serveCapabilities(bus, stack, CAPABILITY_KINDS.filter((kind) => config.services.includes(kind)));
+      parts.push({ name: "capabilities", stop: async () => { await Promise.all(subs.map((s) => s.stop())); } });
       rootLogger.info(
         { synthesis: table.synthesis.languages, recognition: table.recognition.languages, translationPairs: table.translation.pairs.length },
         "engines ready",

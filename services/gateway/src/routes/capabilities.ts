@@ -34,13 +34,13 @@ const getCapabilities = createRoute({
   operationId: "get_capabilities",
   summary: "What the configured engines can do (extension)",
   description:
-    "Per operation, the languages the configured engines cover. Creating a task these do not cover is a 422 naming the missing capability.",
+    "Per operation, the languages the engines of the running workers cover: the union over the kinds of work that answer (synthesis languages from the synthesis, audio book and voice-stream workers; recognition from the voice-stream and subtitle workers; translation pairs from the audio book, voice-stream and subtitle workers), so an entry is listed when at least one running operation that needs it can do it. Creating a task is checked against the workers of its own kind: what they do not cover is a 422 naming the missing capability; while no worker of that kind runs, the task is accepted and queued.",
   tags: ["Speech"],
   security: SECURITY,
   responses: {
     200: { description: "The capability table.", content: { "application/json": { schema: CapabilitiesResponse } } },
     ...errorResponses,
-    503: { description: "No worker is running to answer.", content: { "application/json": { schema: ErrorSchema } } },
+    503: { description: "No worker of any kind is running to answer.", content: { "application/json": { schema: ErrorSchema } } },
   },
 });
 

@@ -18,9 +18,9 @@ export const IdempotencyHeaders = z.object({
     }),
 });
 
-/** 422 naming every capability the configured engines lack for this task (skipped when no worker answers). */
+/** 422 naming every capability the engines of this kind's workers lack for this task (skipped when none answers: the task is queued). */
 export async function checkCapabilities(deps: GatewayDeps, req: TaskRequirements): Promise<void> {
-  const caps = await deps.capabilities?.get();
+  const caps = await deps.capabilities?.get(req.kind);
   if (!caps) return;
   const problems = capabilityProblems(caps, req);
   if (problems.length > 0) {
