@@ -3,6 +3,21 @@
  * this process. Owns signals; stops services in reverse order of start.
  */
 import type { Config } from "@voiceloc/config";
+import type { Logger } from "@voiceloc/log";
+
+// A signal during start-up (engine self-tests can take a while) stops the process once it has started.
+// The handlers go in first, before any import or log line: a supervisor that signals as soon as it sees
+// output must not meet the default action (death by signal).
+let signalledDuringStart: string | undefined;
+let startLogger: Logger | undefined;
+const early = (signal: string) => {
+  signalledDuringStart ??= signal;
+  startLogger?.info({ signal }, "signal during start-up; stopping once started");
+};
+const onEarlyInt = () => early("SIGINT");
+const onEarlyTerm = () => early("SIGTERM");
+process.on("SIGINT", onEarlyInt);
+process.on("SIGTERM", onEarlyTerm);
 
 // Stack traces name the TypeScript source: the compiled output carries source maps, which Node reads
 // only for modules loaded after this call, so everything else is imported below it.
@@ -23,17 +38,9 @@ async function main(): Promise<void> {
     throw error;
   }
   const logger = createLogger({ level: config.logLevel, name: "voiceloc" });
+  startLogger = logger;
   logger.info({ config: redactConfig(config) }, "starting");
-  // A signal during start-up (engine self-tests can take a while) stops the process once it has started.
-  let signalledDuringStart: string | undefined;
-  const early = (signal: string) => {
-    signalledDuringStart ??= signal;
-    logger.info({ signal }, "signal during start-up; stopping once started");
-  };
-  const onEarlyInt = () => early("SIGINT");
-  const onEarlyTerm = () => early("SIGTERM");
-  process.on("SIGINT", onEarlyInt);
-  process.on("SIGTERM", onEarlyTerm);
+  if (signalledDuringStart !== undefined) early(signalledDuringStart);
   const runtime = await startRuntime(config, logger);
   process.off("SIGINT", onEarlyInt);
   process.off("SIGTERM", onEarlyTerm);
