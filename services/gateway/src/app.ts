@@ -27,6 +27,7 @@ import { registerCapabilities } from "./routes/capabilities.ts";
 import type { BlobStore, SigningSecrets } from "@voiceloc/blobs";
 import { API_DESCRIPTION } from "./openapi-description.ts";
 import { rateLimit, type RateLimiter } from "./http/rate-limit.ts";
+import { httpMetrics, metricsHandler } from "@voiceloc/telemetry";
 
 export interface GatewayDeps {
   logger: Logger;
@@ -49,6 +50,8 @@ export interface GatewayDeps {
   /** Per-credential request rate on /v1 (shared through the store); none when off. */
   rateLimiter?: RateLimiter | undefined;
   publicBaseUrl: string;
+  /** When set, GET /metrics needs `Authorization: Bearer <token>` (METRICS_TOKEN). */
+  metricsToken?: string | undefined;
   maxBodyBytes: number;
   fileReferenceCheck: (ref: string) => string | null;
   now?: () => Date;
@@ -78,6 +81,9 @@ export function createApp(deps: GatewayDeps): GatewayApp {
     },
   });
 
+  // Requests by route pattern and status, timed (and traced when tracing is on); GET /metrics for Prometheus.
+  app.use("*", httpMetrics());
+  app.get("/metrics", metricsHandler({ token: deps.metricsToken }));
   app.use("*", requestId({ headerName: "X-Request-Id", generator: () => randomUUID() }));
   app.use("*", async (c, next) => {
     const log = deps.logger.child({ requestId: c.get("requestId") });
