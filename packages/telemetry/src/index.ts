@@ -33,3 +33,5 @@ export {
   type Span,
   type TracingOptions,
 } from "./trace.ts";
+/** For tests: collects finished spans in memory (`setupTracing({ exporter })`). */
+export { InMemorySpanExporter, type ReadableSpan } from "@opentelemetry/sdk-trace-node";
