@@ -52,6 +52,8 @@ export interface GatewayDeps {
   publicBaseUrl: string;
   /** When set, GET /metrics needs `Authorization: Bearer <token>` (METRICS_TOKEN). */
   metricsToken?: string | undefined;
+  /** `false`: no HTTP metrics middleware and no /metrics (the overhead benchmark's baseline). */
+  metrics?: boolean | undefined;
   maxBodyBytes: number;
   fileReferenceCheck: (ref: string) => string | null;
   now?: () => Date;
@@ -82,8 +84,10 @@ export function createApp(deps: GatewayDeps): GatewayApp {
   });
 
   // Requests by route pattern and status, timed (and traced when tracing is on); GET /metrics for Prometheus.
-  app.use("*", httpMetrics());
-  app.get("/metrics", metricsHandler({ token: deps.metricsToken }));
+  if (deps.metrics !== false) {
+    app.use("*", httpMetrics());
+    app.get("/metrics", metricsHandler({ token: deps.metricsToken }));
+  }
   app.use("*", requestId({ headerName: "X-Request-Id", generator: () => randomUUID() }));
   app.use("*", async (c, next) => {
     const log = deps.logger.child({ requestId: c.get("requestId") });
