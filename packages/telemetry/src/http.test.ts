@@ -14,9 +14,10 @@ async function count(labels: Record<string, string>): Promise<number> {
 function app(token?: string) {
   const a = new Hono();
   a.use("*", httpMetrics());
-  a.use("/v1/*", async (_c, next) => next());
+  a.use("/v1/*", async (c, next) => (c.req.header("api-key") === "refuse" ? c.json({ detail: "no" }, 401) : next()));
   a.get("/v1/items/:id", (c) => c.json({ id: c.req.param("id") }));
   a.post("/v1/items/", (c) => c.json({ created: true }, 201));
+  a.on(["GET", "HEAD"], "/v1/files/*", (c) => c.text("file"));
   a.get("/v1/boom", () => {
     throw new Error("boom");
   });
@@ -45,6 +46,16 @@ describe("HTTP metrics", () => {
     expect(await count({ route: UNMATCHED_ROUTE, status: "404" })).toBe(before + 3);
     expect((await a.request("/v1/boom")).status).toBe(500);
     expect(await count({ route: "/v1/boom", status: "500" })).toBe(1);
+  });
+
+  it("labels a wildcard route by its pattern, and a request a middleware refused by the route it matched", async () => {
+    const a = app();
+    expect((await a.request("/v1/files/abc/def.mp3")).status).toBe(200);
+    expect(await count({ method: "GET", route: "/v1/files/*", status: "200" })).toBe(1);
+    expect((await a.request("/v1/items/x9", { headers: { "api-key": "refuse" } })).status).toBe(401);
+    expect(await count({ method: "GET", route: "/v1/items/:id", status: "401" })).toBe(1);
+    expect((await a.request("/v1/items/", { method: "DELETE" })).status).toBe(404);
+    expect(await count({ method: "DELETE", route: UNMATCHED_ROUTE, status: "404" })).toBe(1);
   });
 
   it("serves /metrics in the Prometheus text format with the process metrics", async () => {

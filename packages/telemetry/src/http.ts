@@ -9,7 +9,7 @@
 import { timingSafeEqual } from "node:crypto";
 import type { Context, MiddlewareHandler } from "hono";
 import { HonoRequest } from "hono/request";
-import { routePath } from "hono/route";
+import { matchedRoutes } from "hono/route";
 import { enableProcessMetrics, httpRequestDuration, scrape } from "./metrics.ts";
 import { SpanKind, endSpan, startSpan, tracingEnabled, withSpan } from "./trace.ts";
 import { context, propagation } from "@opentelemetry/api";
@@ -30,27 +30,45 @@ function child(method: string, route: string, status: number): Child {
   return found;
 }
 
-type MatchEntry = [[unknown, { path?: unknown }], unknown];
+interface RouterRoute {
+  path?: unknown;
+  method?: unknown;
+}
+type MatchEntry = [[unknown, RouterRoute], unknown];
 /**
  * Hono keeps the router's match on the request under a private symbol; reading it gives the matched
- * route of `routeIndex` without the array `c.req.routePath` maps on every call. Found once; when a
- * Hono version lays it out otherwise, `routePath(c)` (the public helper) is used instead.
+ * routes without the array `matchedRoutes(c)` (and `c.req.routePath`) map on every call. Found once;
+ * when a Hono version lays it out otherwise, the public `matchedRoutes(c)` is used instead.
  */
 const MATCH_RESULT: symbol | undefined = Object.getOwnPropertySymbols(HonoRequest.prototype).find(
   (s) => typeof Object.getOwnPropertyDescriptor(HonoRequest.prototype, s)?.get === "function",
 );
 
-/** The pattern of the route that answered (`/v1/audio_books/:audio_book_id`), or UNMATCHED_ROUTE. */
+/** A route handler, not middleware (`use` registers for the method ALL). */
+function routeOf(route: RouterRoute | undefined): string | undefined {
+  return route !== undefined && route.method !== "ALL" && typeof route.path === "string" ? route.path : undefined;
+}
+
+/**
+ * The pattern of the route the request matched (`/v1/audio_books/:audio_book_id`), also when a
+ * middleware answered before it (a 401, a 429); UNMATCHED_ROUTE when only middleware matched (the
+ * not-found handler's 404 or 405).
+ */
 export function matchedRoute(c: Context): string {
-  let path: unknown;
-  if (MATCH_RESULT !== undefined) {
-    const result = (c.req as unknown as Record<symbol, [MatchEntry[]] | undefined>)[MATCH_RESULT];
-    path = result?.[0]?.[c.req.routeIndex]?.[0]?.[1]?.path;
+  const entries = MATCH_RESULT === undefined ? undefined : (c.req as unknown as Record<symbol, [MatchEntry[]] | undefined>)[MATCH_RESULT]?.[0];
+  if (Array.isArray(entries)) {
+    for (let i = entries.length - 1; i >= 0; i -= 1) {
+      const path = routeOf(entries[i]?.[0]?.[1]);
+      if (path !== undefined) return path;
+    }
+    return UNMATCHED_ROUTE;
   }
-  if (typeof path !== "string") path = routePath(c);
-  // Only middleware (a wildcard pattern) ran: no route matched and the not-found handler answered.
-  if (typeof path !== "string" || path === "" || path.endsWith("*")) return UNMATCHED_ROUTE;
-  return path;
+  const routes = matchedRoutes(c);
+  for (let i = routes.length - 1; i >= 0; i -= 1) {
+    const path = routeOf(routes[i]);
+    if (path !== undefined) return path;
+  }
+  return UNMATCHED_ROUTE;
 }
 
 /**
