@@ -78,3 +78,21 @@ describe("HTTP metrics", () => {
     expect(await ok.text()).toContain("voiceloc_http_request_duration_seconds");
   });
 });
+
+describe("the request histogram", () => {
+  it("writes cumulative buckets, sum and count per label set", async () => {
+    const { httpRequestDuration } = await import("./metrics.ts");
+    const child = httpRequestDuration.labels("GET", "/hist/:id", "200");
+    expect(httpRequestDuration.labels("GET", "/hist/:id", "200")).toBe(child);
+    for (const seconds of [0.003, 0.2, 50]) child.observe(seconds);
+    const text = await registry.getSingleMetricAsString("voiceloc_http_request_duration_seconds");
+    const row = (le: string) => `voiceloc_http_request_duration_seconds_bucket{method="GET",route="/hist/:id",status="200",le="${le}"}`;
+    expect(text).toContain(`${row("0.0025")} 0\n`);
+    expect(text).toContain(`${row("0.005")} 1\n`);
+    expect(text).toContain(`${row("0.25")} 2\n`);
+    expect(text).toContain(`${row("30")} 2\n`);
+    expect(text).toContain(`${row("+Inf")} 3\n`);
+    expect(text).toContain('voiceloc_http_request_duration_seconds_sum{method="GET",route="/hist/:id",status="200"} 50.203');
+    expect(text).toContain('voiceloc_http_request_duration_seconds_count{method="GET",route="/hist/:id",status="200"} 3');
+  });
+});

@@ -10,6 +10,7 @@ import { timingSafeEqual } from "node:crypto";
 import type { Context, MiddlewareHandler } from "hono";
 import { HonoRequest } from "hono/request";
 import { matchedRoutes } from "hono/route";
+import type { HistogramChild } from "./histogram.ts";
 import { enableProcessMetrics, httpRequestDuration, scrape } from "./metrics.ts";
 import { SpanKind, endSpan, startSpan, tracingEnabled, withSpan } from "./trace.ts";
 import { context, propagation } from "@opentelemetry/api";
@@ -17,7 +18,7 @@ import { context, propagation } from "@opentelemetry/api";
 /** Route label of a request no route matched (404, 405): one series, whatever the path. */
 export const UNMATCHED_ROUTE = "(unmatched)";
 
-type Child = ReturnType<typeof httpRequestDuration.labels>;
+type Child = HistogramChild;
 const children = new Map<string, Map<string, Map<number, Child>>>();
 
 function child(method: string, route: string, status: number): Child {
