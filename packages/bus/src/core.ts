@@ -2,6 +2,7 @@
  * The bus, written once against the internal Engine; both adapters share these semantics.
  */
 import type { Logger } from "@voiceloc/log";
+import { startPublish } from "@voiceloc/telemetry";
 import {
   BusClosedError,
   BusError,
@@ -44,6 +45,8 @@ import type {
   WorkOutcome,
   WorkQueueSpec,
 } from "./types.ts";
+
+const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
 
 export const DEFAULT_BACKOFF_MS = [1_000, 5_000, 15_000, 60_000];
 const EVENT_BACKOFF_MS = [250, 1_000, 5_000, 15_000, 30_000];
@@ -240,6 +243,7 @@ export function createBusOnEngine(engine: Engine, logger: Logger, settings: BusS
           msgId: d.msgId,
           subject: d.subject,
           streamSeq: d.streamSeq,
+          headers: d.headers ?? NO_HEADERS,
           lastAttempt,
           working,
           signal: controller.signal,
@@ -538,7 +542,17 @@ export function createBusOnEngine(engine: Engine, logger: Logger, settings: BusS
       assertOpen();
       assertSubject(subject, { wildcards: false });
       if (typeof options.msgId !== "string" || options.msgId === "") throw new InvalidArgumentError("publishWork needs a msgId");
-      const result = await engine.publish(subject, encodeJson(payload), { msgId: options.msgId });
+      const body = encodeJson(payload);
+      // With tracing on: a producer span, its W3C context sent as message headers to the worker.
+      const traced = startPublish(subject, { "messaging.message.id": options.msgId });
+      let result: PublishResult;
+      try {
+        result = await engine.publish(subject, body, { msgId: options.msgId, headers: traced?.headers });
+      } catch (error) {
+        traced?.end(error);
+        throw error;
+      }
+      traced?.end();
       if (result.duplicate) logger.debug({ subject, msgId: options.msgId }, "duplicate work publish dropped");
       return result;
     },
@@ -639,6 +653,11 @@ export function createBusOnEngine(engine: Engine, logger: Logger, settings: BusS
       } catch (error) {
         throw new BusError("bad_reply", `reply on ${subject} failed validation: ${errorMessage(error)}`, { cause: error });
       }
+    },
+
+    async queueStats(queues) {
+      assertOpen();
+      return Promise.all(queues.map(async (q) => ({ queue: q.name, ...(await engine.consumerStats(q.stream, q.name)) })));
     },
 
     async ping(options?: { timeoutMs?: number }): Promise<number> {

@@ -23,6 +23,8 @@ export interface RawDelivery {
   streamSeq: number;
   deliveryCount: number;
   msgId: string | undefined;
+  /** Trace context headers of the message (`traceparent`, `tracestate`), when it carries them. */
+  headers?: Record<string, string> | undefined;
   ack(): void;
   /** Redeliver after delayMs (>= 1). */
   nak(delayMs: number): void;
@@ -60,7 +62,13 @@ export interface Engine {
   /** Throws NotProvisionedError when the stream or consumer is missing. */
   puller(stream: string, consumer: string): Promise<Puller>;
   /** Throws PublishError("no_stream") when no stream captures the subject. */
-  publish(subject: string, body: string, options: { msgId?: string }): Promise<{ stream: string; seq: number; duplicate: boolean }>;
+  publish(
+    subject: string,
+    body: string,
+    options: { msgId?: string; headers?: Record<string, string> | undefined },
+  ): Promise<{ stream: string; seq: number; duplicate: boolean }>;
+  /** A durable consumer's backlog: undelivered, delivered-unsettled and redelivered-unsettled messages. */
+  consumerStats(stream: string, consumer: string): Promise<{ pending: number; ackPending: number; redelivered: number }>;
   getMessage(stream: string, seq: number): Promise<StoredMessage | null>;
   deleteMessage(stream: string, seq: number): Promise<void>;
   /** Name of a stream whose subjects overlap the pattern. */

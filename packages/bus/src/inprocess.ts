@@ -41,6 +41,7 @@ interface MemMessage {
   body: string;
   msgId: string | undefined;
   at: number;
+  headers?: Record<string, string> | undefined;
 }
 
 interface PendingEntry {
@@ -81,7 +82,7 @@ class MemStream {
     return this.spec.subjects.some((pattern) => subjectMatches(pattern, subject));
   }
 
-  store(subject: string, body: string, msgId: string | undefined, now: number): { seq: number; duplicate: boolean } {
+  store(subject: string, body: string, msgId: string | undefined, now: number, headers?: Record<string, string>): { seq: number; duplicate: boolean } {
     const windowMs = this.spec.duplicateWindowMs ?? DEFAULT_DUPLICATE_WINDOW_MS;
     for (const [id, entry] of this.dedup) {
       if (entry.at >= now - windowMs) break;
@@ -92,7 +93,7 @@ class MemStream {
       if (seen) return { seq: seen.seq, duplicate: true };
     }
     const seq = ++this.lastSeq;
-    this.messages.set(seq, { seq, subject, body, msgId, at: now });
+    this.messages.set(seq, { seq, subject, body, msgId, at: now, ...(headers === undefined ? {} : { headers }) });
     this.bytes += body.length;
     if (msgId !== undefined) this.dedup.set(msgId, { seq, at: now });
     this.enforceLimits(now);
@@ -251,6 +252,7 @@ class MemConsumer {
       streamSeq: message.seq,
       deliveryCount: entry.deliveryCount,
       msgId: message.msgId,
+      headers: message.headers,
       ack: () => {
         if (current()) finish();
       },
@@ -264,6 +266,18 @@ class MemConsumer {
         if (current()) this.#armAckWait(entry, deliveryId);
       },
     };
+  }
+
+  /** Like nats-server's consumer info: undelivered messages, delivered-unsettled, redelivered-unsettled. */
+  stats(): { pending: number; ackPending: number; redelivered: number } {
+    let pending = 0;
+    for (let seq = this.nextSeq; seq <= this.stream.lastSeq; seq++) {
+      const message = this.stream.messages.get(seq);
+      if (message && subjectMatches(this.spec.filterSubject, message.subject)) pending++;
+    }
+    let redelivered = 0;
+    for (const entry of this.pending.values()) if (entry.deliveryCount > 1 || (entry.deliveryCount === 1 && entry.state === "waiting")) redelivered++;
+    return { pending, ackPending: this.pending.size, redelivered };
   }
 
   close(): void {
@@ -396,21 +410,28 @@ class InProcessEngine implements Engine {
     this.#deliverCore(subject, body);
   }
 
-  #append(stream: MemStream, subject: string, body: string, msgId: string | undefined): { seq: number; duplicate: boolean } {
-    const result = stream.store(subject, body, msgId, Date.now());
+  #append(stream: MemStream, subject: string, body: string, msgId: string | undefined, headers?: Record<string, string>): { seq: number; duplicate: boolean } {
+    const result = stream.store(subject, body, msgId, Date.now(), headers);
     if (!result.duplicate) {
       for (const consumer of stream.consumers.values()) consumer.dispatch();
     }
     return result;
   }
 
-  async publish(subject: string, body: string, options: { msgId?: string }) {
+  async publish(subject: string, body: string, options: { msgId?: string; headers?: Record<string, string> | undefined }) {
     this.#assertOpen();
     const stream = [...this.streams.values()].find((s) => s.captures(subject));
     if (stream === undefined) throw new PublishError("no_stream", subject, `no stream captures ${subject}`);
-    const result = this.#append(stream, subject, body, options.msgId);
+    const result = this.#append(stream, subject, body, options.msgId, options.headers);
     if (!result.duplicate) this.#deliverCore(subject, body);
     return { stream: stream.spec.name, ...result };
+  }
+
+  async consumerStats(streamName: string, consumerName: string) {
+    this.#assertOpen();
+    const consumer = this.#stream(streamName).consumers.get(consumerName);
+    if (consumer === undefined) throw new NotProvisionedError(`consumer ${streamName}/${consumerName} does not exist`);
+    return consumer.stats();
   }
 
   #stream(name: string): MemStream {

@@ -8,7 +8,9 @@ import {
   TimeoutError,
   ClosedConnectionError,
   DrainingConnectionError,
+  headers as natsHeaders,
   type Msg,
+  type MsgHdrs,
   type NatsConnection,
 } from "@nats-io/transport-node";
 import {
@@ -27,6 +29,7 @@ import {
   type StreamConfig,
 } from "@nats-io/jetstream";
 import type { Logger } from "@voiceloc/log";
+import { TRACE_HEADERS } from "@voiceloc/telemetry";
 import { createBusOnEngine } from "./core.ts";
 import type { ConsumerSpec, CoreMessage, CoreSubscription, Engine, Puller, RawDelivery, StoredMessage } from "./engine.ts";
 import {
@@ -96,8 +99,20 @@ function isClosed(error: unknown): boolean {
   return causes(error).some((e) => e instanceof ClosedConnectionError || e instanceof DrainingConnectionError);
 }
 
+/** The W3C trace context headers of a message, when it has any. */
+function traceHeaders(m: JsMsg): Record<string, string> | undefined {
+  if (m.headers === undefined) return undefined;
+  let found: Record<string, string> | undefined;
+  for (const name of TRACE_HEADERS) {
+    const value = m.headers.get(name);
+    if (value) (found ??= {})[name] = value;
+  }
+  return found;
+}
+
 function toDelivery(m: JsMsg): RawDelivery {
   return {
+    headers: traceHeaders(m),
     subject: m.subject,
     body: m.string(),
     streamSeq: m.seq,
@@ -256,9 +271,14 @@ class NatsEngine implements Engine {
     };
   }
 
-  async publish(subject: string, body: string, options: { msgId?: string }) {
+  async publish(subject: string, body: string, options: { msgId?: string; headers?: Record<string, string> | undefined }) {
     try {
-      const ack = await this.#js.publish(subject, body, options.msgId === undefined ? {} : { msgID: options.msgId });
+      let hdrs: MsgHdrs | undefined;
+      for (const [name, value] of Object.entries(options.headers ?? {})) (hdrs ??= natsHeaders()).set(name, value);
+      const ack = await this.#js.publish(subject, body, {
+        ...(options.msgId === undefined ? {} : { msgID: options.msgId }),
+        ...(hdrs === undefined ? {} : { headers: hdrs }),
+      });
       return { stream: ack.stream, seq: ack.seq, duplicate: ack.duplicate };
     } catch (error) {
       if (isClosed(error)) throw new BusClosedError({ cause: error });
@@ -267,6 +287,11 @@ class NatsEngine implements Engine {
       }
       throw new PublishError("publish_failed", subject, `publish on ${subject} failed: ${errorMessage(error)}`, { cause: error });
     }
+  }
+
+  async consumerStats(stream: string, consumer: string) {
+    const info = await this.#jsm.consumers.info(stream, consumer);
+    return { pending: info.num_pending, ackPending: info.num_ack_pending, redelivered: info.num_redelivered };
   }
 
   async getMessage(stream: string, seq: number): Promise<StoredMessage | null> {

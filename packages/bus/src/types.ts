@@ -75,6 +75,8 @@ export interface WorkContext<T> {
   subject: string;
   /** Stream sequence of the message. */
   streamSeq: number;
+  /** W3C trace context the publisher sent with the message (`traceparent`, `tracestate`); empty without. */
+  headers: Readonly<Record<string, string>>;
   /** True when this is the last delivery before dead-lettering (deliveryCount >= maxDeliver). */
   lastAttempt: boolean;
   /** In-progress ack: resets the ack-wait timer. Call it periodically during long steps. */
@@ -235,6 +237,12 @@ export interface Bus {
 
   /** Throws RequestTimeoutError, NoRespondersError or RemoteError. */
   request<T = unknown>(subject: string, payload: unknown, options: RequestOptions<T>): Promise<T>;
+
+  /**
+   * The backlog of work queues (their durable consumers' info, one round trip each): messages not yet
+   * delivered, delivered and unsettled, redelivered and unsettled. For metrics and autoscaling.
+   */
+  queueStats(queues: readonly WorkQueueSpec[]): Promise<Array<{ queue: string; pending: number; ackPending: number; redelivered: number }>>;
 
   /**
    * One round trip to the bus (NATS: PING/PONG with the server; in-process: answers while open), for

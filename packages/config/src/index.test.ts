@@ -37,6 +37,28 @@ describe("loadConfig", () => {
     expect(() => loadConfig({ VOICELOC_API_KEYS: "alice" })).toThrow(/VOICELOC_API_KEYS/);
   });
 
+  it("reads the telemetry settings: tracing only with an OTLP endpoint, a metrics token of 16+ characters, both redacted", () => {
+    const off = loadConfig({});
+    expect(off.telemetry).toEqual({ otlpEndpoint: undefined, otlpHeaders: undefined, serviceName: `voiceloc-gateway+audiobook+voice-stream+subtitle+synthesis`, metricsToken: undefined });
+    const on = loadConfig({
+      SERVICES: "audiobook",
+      NATS_URL: "nats://127.0.0.1:4222",
+      OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318",
+      OTEL_EXPORTER_OTLP_HEADERS: "x-api-key=abc%3D1, tenant=t1",
+      METRICS_TOKEN: "scrape-token-0123456789",
+    });
+    expect(on.telemetry).toEqual({
+      otlpEndpoint: "http://collector:4318",
+      otlpHeaders: { "x-api-key": "abc=1", tenant: "t1" },
+      serviceName: "voiceloc-audiobook",
+      metricsToken: "scrape-token-0123456789",
+    });
+    expect(JSON.stringify(redactConfig(on))).not.toMatch(/abc=1|scrape-token/);
+    expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: "grpc://collector:4317" })).toThrow(/OTEL_EXPORTER_OTLP_ENDPOINT/);
+    expect(() => loadConfig({ OTEL_EXPORTER_OTLP_HEADERS: "no-equals-sign" })).toThrow(/OTEL_EXPORTER_OTLP_HEADERS/);
+    expect(() => loadConfig({ METRICS_TOKEN: "short" })).toThrow(/METRICS_TOKEN/);
+  });
+
   it("redacts secrets", () => {
     const c = loadConfig({
       VOICELOC_API_KEYS: "alice:supersecretkey",

@@ -184,6 +184,33 @@ export const EnvSchema = z
     /** Scheduling: tasks of one kind one account may have published and unfinished; the rest wait queued. */
     ACCOUNT_MAX_TASKS_IN_FLIGHT: z.coerce.number().int().min(1).max(10_000).default(4),
     SUBTITLE_MAX_SECONDS: z.coerce.number().int().min(1).max(86_400).default(3600),
+    /** OTLP/HTTP collector base URL; tracing (the OpenTelemetry SDK) runs only when it is set. */
+    OTEL_EXPORTER_OTLP_ENDPOINT: optionalUrl(["http:", "https:"]),
+    /** Headers of OTLP requests, `key=value,key2=value2` (values percent-encoded), e.g. a collector's API key. */
+    OTEL_EXPORTER_OTLP_HEADERS: optionalString.transform((raw, ctx) => {
+      if (raw === undefined) return undefined;
+      const out: Record<string, string> = {};
+      for (const part of raw.split(",").map((p) => p.trim()).filter(Boolean)) {
+        const at = part.indexOf("=");
+        const key = at > 0 ? part.slice(0, at).trim() : "";
+        let value: string | undefined;
+        try {
+          value = decodeURIComponent(part.slice(at + 1).trim());
+        } catch {
+          value = undefined;
+        }
+        if (!/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(key) || value === undefined) {
+          ctx.addIssue({ code: "custom", message: "expected a comma list of key=value pairs (values percent-encoded)" });
+          return z.NEVER;
+        }
+        out[key] = value;
+      }
+      return out;
+    }),
+    /** `service.name` of the spans; default `voiceloc-<SERVICES joined by +>`. */
+    OTEL_SERVICE_NAME: optionalString,
+    /** When set, GET /metrics needs `Authorization: Bearer <METRICS_TOKEN>`. */
+    METRICS_TOKEN: optionalString.refine((v) => v === undefined || v.length >= 16, { message: "must be at least 16 characters" }),
     /** Set by pnpm to the directory the command was run from; relative paths resolve against it. */
     INIT_CWD: optionalString,
   })
@@ -254,6 +281,13 @@ export const EnvSchema = z
       scheduling: { accountMaxTasksInFlight: env.ACCOUNT_MAX_TASKS_IN_FLIGHT },
       subtitleMaxSeconds: env.SUBTITLE_MAX_SECONDS,
       openaiTts: ttsUrl ? { baseUrl: ttsUrl, apiKey: env.OPENAI_API_KEY, model: env.OPENAI_TTS_MODEL, voices: env.OPENAI_TTS_VOICES } : undefined,
+      telemetry: {
+        /** Tracing exports here over OTLP/HTTP; undefined: no tracing SDK at all. */
+        otlpEndpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT,
+        otlpHeaders: env.OTEL_EXPORTER_OTLP_HEADERS,
+        serviceName: env.OTEL_SERVICE_NAME ?? `voiceloc-${env.SERVICES.join("+")}`,
+        metricsToken: env.METRICS_TOKEN,
+      },
     };
   });
 
@@ -357,6 +391,11 @@ export function redactConfig(config: Config): Record<string, unknown> {
     openaiStt: config.openaiStt ? { ...config.openaiStt, apiKey: config.openaiStt.apiKey ? "[redacted]" : undefined } : undefined,
     openaiMt: config.openaiMt ? { ...config.openaiMt, apiKey: config.openaiMt.apiKey ? "[redacted]" : undefined } : undefined,
     openaiTts: config.openaiTts ? { ...config.openaiTts, apiKey: config.openaiTts.apiKey ? "[redacted]" : undefined } : undefined,
+    telemetry: {
+      ...config.telemetry,
+      otlpHeaders: config.telemetry.otlpHeaders ? Object.fromEntries(Object.keys(config.telemetry.otlpHeaders).map((k) => [k, "[redacted]"])) : undefined,
+      metricsToken: config.telemetry.metricsToken ? "[redacted]" : undefined,
+    },
   };
 }
 

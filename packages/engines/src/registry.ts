@@ -1,6 +1,7 @@
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { Logger } from "@voiceloc/log";
+import { timeEngine } from "@voiceloc/telemetry";
 import { outputPath, withScratchDir } from "./cli.ts";
 import {
   LanguageNotSupportedError,
@@ -151,7 +152,9 @@ async function eachLimited<T>(items: readonly T[], limit: number, fn: (item: T) 
 }
 
 /** Combines engines into one table of voices. Engines listed first win ties in quality. */
-export function createTtsRegistry(engines: readonly TtsEngine[], options: TtsRegistryOptions = {}): TtsRegistry {
+export function createTtsRegistry(given: readonly TtsEngine[], options: TtsRegistryOptions = {}): TtsRegistry {
+  // Every call is timed (voiceloc_engine_duration_seconds) and traced.
+  const engines = given.map((engine) => timeEngine(engine, ["synthesize"]));
   const ids = new Set<string>();
   for (const engine of engines) {
     if (ids.has(engine.id)) throw new TtsConfigError(`Two speech engines share the id "${engine.id}".`);

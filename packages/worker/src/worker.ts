@@ -25,6 +25,7 @@ import { DeliveryEvents } from "./events.ts";
 import { isValidTaskId, resultKeyFor } from "./keys.ts";
 import { classifyFailure } from "./policy.ts";
 import { plainReason } from "./reason.ts";
+import { startTaskTelemetry, traceIdOf } from "@voiceloc/telemetry";
 
 /** What a handler returns on success: blob keys carried by the `completed` event. */
 export interface TaskResult {
@@ -315,11 +316,13 @@ export function createTaskWorker<const C extends TaskCatalog, K extends TaskWork
 
   async function handleDelivery(work: WorkContext<T>): Promise<WorkOutcome> {
     const taskId = taskIdOf(work.data);
-    const dlog = log.child({ taskId, subject: work.subject, deliveryCount: work.deliveryCount });
+    const dlog = log.child({ taskId, subject: work.subject, deliveryCount: work.deliveryCount, ...traceIdOf(work.headers) });
     if (!isValidTaskId(taskId)) {
       dlog.error({ taskId: taskId.slice(0, 200) }, "work message with an unusable task id; dead-lettering it");
       return outcome.term("the work message has an unusable task id.");
     }
+    // Counts and times the delivery and its stages; a span continuing the publisher's trace when tracing is on.
+    const telemetry = startTaskTelemetry({ kind, taskId, deliveryCount: work.deliveryCount, headers: work.headers });
     const events = new DeliveryEvents({ publish: (event) => taskEvents.publishEvent("task", event), kind, taskId, deliveryCount: work.deliveryCount, signal: work.signal, logger: dlog, intervalMs });
     let workDir: string | undefined;
     try {
@@ -339,12 +342,15 @@ export function createTaskWorker<const C extends TaskCatalog, K extends TaskWork
           signal: work.signal,
           logger: dlog,
           workDir: dir,
-          progress: (percent, stage) => events.progress(percent, stage),
+          progress: (percent, stage) => {
+            if (stage !== undefined) telemetry.stage(stage);
+            events.progress(percent, stage);
+          },
           working: () => work.working(),
           checkpoints,
           resultKey: (ext) => resultKeyFor(kind, taskId, ext),
         };
-        const returned: unknown = await handle(work.data, ctx);
+        const returned: unknown = await telemetry.run(() => handle(work.data, ctx));
         const result = toResult(returned);
         verdict =
           result === undefined
@@ -354,8 +360,11 @@ export function createTaskWorker<const C extends TaskCatalog, K extends TaskWork
         verdict = classify(error, work.signal);
       }
       if (abortCode(work.signal) === "lease_expired") verdict = { kind: "lease_lost", reason: work.signal.reason };
-      return await settle(verdict, work, events, taskId, dlog);
+      const settled = await settle(verdict, work, events, taskId, dlog);
+      telemetry.end(settled.kind === "retry" ? "retried" : settled.kind === "ack" && verdict.kind === "completed" ? "completed" : "failed");
+      return settled;
     } finally {
+      telemetry.end("retried"); // settling threw: the bus hands the message back
       await events.abandon();
       if (workDir !== undefined) {
         await rm(workDir, { recursive: true, force: true }).catch((error: unknown) => {

@@ -27,6 +27,7 @@ import { registerCapabilities } from "./routes/capabilities.ts";
 import type { BlobStore, SigningSecrets } from "@voiceloc/blobs";
 import { API_DESCRIPTION } from "./openapi-description.ts";
 import { rateLimit, type RateLimiter } from "./http/rate-limit.ts";
+import { httpMetrics, metricsHandler } from "@voiceloc/telemetry";
 
 export interface GatewayDeps {
   logger: Logger;
@@ -49,6 +50,10 @@ export interface GatewayDeps {
   /** Per-credential request rate on /v1 (shared through the store); none when off. */
   rateLimiter?: RateLimiter | undefined;
   publicBaseUrl: string;
+  /** When set, GET /metrics needs `Authorization: Bearer <token>` (METRICS_TOKEN). */
+  metricsToken?: string | undefined;
+  /** `false`: no HTTP metrics middleware and no /metrics (the overhead benchmark's baseline). */
+  metrics?: boolean | undefined;
   maxBodyBytes: number;
   fileReferenceCheck: (ref: string) => string | null;
   now?: () => Date;
@@ -78,6 +83,11 @@ export function createApp(deps: GatewayDeps): GatewayApp {
     },
   });
 
+  // Requests by route pattern and status, timed (and traced when tracing is on); GET /metrics for Prometheus.
+  if (deps.metrics !== false) {
+    app.use("*", httpMetrics());
+    app.get("/metrics", metricsHandler({ token: deps.metricsToken }));
+  }
   app.use("*", requestId({ headerName: "X-Request-Id", generator: () => randomUUID() }));
   app.use("*", async (c, next) => {
     const log = deps.logger.child({ requestId: c.get("requestId") });

@@ -16,6 +16,7 @@ import { createAudioBookService } from "@voiceloc/audiobook";
 import { createVoiceStreamService } from "@voiceloc/voice-stream";
 import { createSubtitleService } from "@voiceloc/subtitle";
 import { createEngineStack, serveCapabilities, type EngineStack } from "./engines.ts";
+import { httpMetrics, metricsHandler, setupTracing, watchQueues } from "@voiceloc/telemetry";
 
 interface Part {
   name: string;
@@ -61,10 +62,21 @@ export async function startRuntime(config: Config, rootLogger: Logger): Promise<
   const workerGrace = { graceMs: Math.max(0, Math.floor(config.shutdownTimeoutMs / 2) - 1_000) };
   try {
     const ackWait = config.workAckWaitMs === undefined ? {} : { workAckWaitMs: config.workAckWaitMs };
+    // Tracing only with OTEL_EXPORTER_OTLP_ENDPOINT (stopped last: flushes the spans of the others' stop).
+    if (config.telemetry.otlpEndpoint) {
+      const stopTracing = setupTracing({ serviceName: config.telemetry.serviceName, endpoint: config.telemetry.otlpEndpoint, headers: config.telemetry.otlpHeaders });
+      parts.push({ name: "tracing", stop: stopTracing });
+    }
     const bus: Bus = config.natsUrl
       ? await createNatsBus({ url: config.natsUrl, logger: rootLogger.child({ component: "bus" }), name: `voiceloc-${config.services.join("+")}`, ...ackWait })
       : createInProcessBus({ logger: rootLogger.child({ component: "bus" }), ...ackWait });
     parts.push({ name: "bus", stop: () => bus.close({ graceMs: 5_000 }) });
+    // Queue backlog in /metrics: every work queue where the gateway runs, else the queues this process consumes.
+    const watched = Object.entries(BUS_CATALOG.work)
+      .filter(([kind]) => config.services.includes("gateway") || (config.services as string[]).includes(kind))
+      .map(([, contract]) => contract.queue);
+    const unwatch = watchQueues(async () => (await Promise.all(watched.map((q) => bus.queueStats([q]).catch(() => [])))).flat());
+    parts.push({ name: "queue metrics", stop: async () => unwatch() });
 
     let blobs: BlobStore;
     if (config.blobStore === "nats" && config.natsUrl) {
@@ -191,6 +203,8 @@ async function busReady(bus: Bus): Promise<void> {
 /** `/healthz` and `/readyz` for a process that runs workers only. */
 async function serveHealth(config: Config, logger: Logger, bus: Bus): Promise<Part & { port: number }> {
   const app = new Hono();
+  app.use("*", httpMetrics());
+  app.get("/metrics", metricsHandler({ token: config.telemetry.metricsToken }));
   app.get("/healthz", (c) => c.json({ status: "ok", services: config.services }));
   app.get("/readyz", async (c) => {
     try {

@@ -186,6 +186,37 @@ export function describeBusContract(name: string, makeBus: () => Promise<BusFixt
         await sub.stop();
       });
 
+      it("queueStats reports the backlog: pending, then delivered and unsettled, then drained", async () => {
+        const t = workTopology({ ackWaitMs: 10_000 });
+        await bus.provision(t.topology);
+        const statsUntil = async (want: { pending: number; ackPending: number; redelivered: number }) => {
+          let last: unknown;
+          for (let i = 0; i < 100; i += 1) {
+            const [stats] = await bus.queueStats([t.queue]);
+            last = stats;
+            if (stats?.pending === want.pending && stats.ackPending === want.ackPending && stats.redelivered === want.redelivered) return;
+            await sleep(100);
+          }
+          expect(last).toEqual({ queue: t.queue.name, ...want });
+        };
+        for (const n of [1, 2, 3]) await bus.publishWork(t.subject, { n }, { msgId: `${t.id}-${n}` });
+        await statsUntil({ pending: 3, ackPending: 0, redelivered: 0 });
+        let release: () => void = () => undefined;
+        const gate = new Promise<void>((resolve) => (release = resolve));
+        const calls: Call[] = [];
+        const sub = await bus.consumeWork(t.queue, JobSchema, async (ctx) => {
+          record(calls, ctx);
+          await gate;
+          return { kind: "ack" };
+        });
+        await waitFor(() => calls.length === 1, "the first delivery");
+        await statsUntil({ pending: 2, ackPending: 1, redelivered: 0 });
+        release();
+        await waitFor(() => calls.length === 3, "every delivery");
+        await statsUntil({ pending: 0, ackPending: 0, redelivered: 0 });
+        await sub.stop();
+      });
+
       it("drops a republished msgId within the duplicate window", async () => {
         const t = workTopology();
         await bus.provision(t.topology);

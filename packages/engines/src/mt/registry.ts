@@ -1,4 +1,5 @@
 import type { Logger } from "@voiceloc/log";
+import { timeEngine } from "@voiceloc/telemetry";
 import { isLanguage, LANGUAGES, type Language } from "../languages.ts";
 import { selfTestWord } from "../samples.ts";
 import { MtConfigError, MtError, TranslationNotSupportedError, type MtErrorCode } from "./errors.ts";
@@ -84,7 +85,9 @@ interface Candidate {
 }
 
 /** Combines translation engines; for each pair the best one wins (engines listed first win ties), the others stand by. */
-export function createMtRegistry(engines: readonly MtEngine[], options: MtRegistryOptions = {}): MtRegistry {
+export function createMtRegistry(given: readonly MtEngine[], options: MtRegistryOptions = {}): MtRegistry {
+  // Every call is timed (voiceloc_engine_duration_seconds) and traced.
+  const engines = given.map((engine) => timeEngine(engine, ["translate"]));
   const ids = new Set<string>();
   for (const engine of engines) {
     if (ids.has(engine.id)) throw new MtConfigError(`Two translation engines share the id "${engine.id}".`);

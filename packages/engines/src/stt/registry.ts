@@ -1,6 +1,7 @@
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Logger } from "@voiceloc/log";
+import { timeEngine } from "@voiceloc/telemetry";
 import { withScratchDir } from "../cli.ts";
 import { isLanguage, LANGUAGES, type Language } from "../languages.ts";
 import { encodePcm16Wav } from "../wav.ts";
@@ -78,7 +79,9 @@ function selfTestWav(): Buffer {
 }
 
 /** Combines recognition engines. A configured service engine wins over offline engines for its languages. */
-export function createSttRegistry(engines: readonly SttEngine[], options: SttRegistryOptions = {}): SttRegistry {
+export function createSttRegistry(given: readonly SttEngine[], options: SttRegistryOptions = {}): SttRegistry {
+  // Every call is timed (voiceloc_engine_duration_seconds) and traced.
+  const engines = given.map((engine) => timeEngine(engine, ["transcribe"]));
   const ids = new Set<string>();
   for (const engine of engines) {
     if (ids.has(engine.id)) throw new SttConfigError(`Two speech recognition engines share the id "${engine.id}".`);
