@@ -167,6 +167,8 @@ export const EnvSchema = z
     OPENAI_STT_MODEL: z.string().min(1).default("whisper-1"),
     OPENAI_MT_MODEL: optionalString,
     WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(1),
+    /** Niceness of engine and ffmpeg child processes (0 = off, 19 = lowest CPU priority). */
+    ENGINE_NICE: z.coerce.number().int().min(0).max(19).default(10),
     RATE_LIMIT_PER_MINUTE: wholeNumber(600, 1_000_000, true),
     RATE_LIMIT_BURST: wholeNumber(undefined, 1_000_000, false),
     /** Longest media a voice stream (or subtitle task) accepts, in decoded seconds. */
@@ -235,6 +237,8 @@ export const EnvSchema = z
       openaiStt: sttUrl ? { baseUrl: sttUrl, apiKey: env.OPENAI_API_KEY, model: env.OPENAI_STT_MODEL } : undefined,
       openaiMt: mtUrl && env.OPENAI_MT_MODEL ? { baseUrl: mtUrl, apiKey: env.OPENAI_API_KEY, model: env.OPENAI_MT_MODEL } : undefined,
       workerConcurrency: env.WORKER_CONCURRENCY,
+      /** Niceness the workers' child processes (engines, ffmpeg) run at; 0 leaves them at this process's priority. */
+      engineNice: env.ENGINE_NICE,
       /** Per-credential request rate on /v1 (a token bucket); undefined when off. Burst defaults to 10 seconds' worth. */
       rateLimit:
         env.RATE_LIMIT_PER_MINUTE === undefined

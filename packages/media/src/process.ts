@@ -1,4 +1,5 @@
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
+import { getPriority, setPriority } from "node:os";
 
 export interface RunProcessOptions {
   signal?: AbortSignal | undefined;
@@ -16,6 +17,8 @@ export interface RunProcessOptions {
   stderrLines?: number | undefined;
   env?: NodeJS.ProcessEnv | undefined;
   cwd?: string | undefined;
+  /** Niceness of this child (0–19). Default: `childNiceness()`, set once by the process entry. */
+  nice?: number | undefined;
 }
 
 export interface ProcessResult {
@@ -34,6 +37,44 @@ export interface ProcessResult {
 }
 
 const KILL_GRACE_MS = 3_000;
+
+/** Highest niceness Linux allows (lowest priority). */
+export const MAX_NICENESS = 19;
+
+let defaultNiceness = 0;
+
+/**
+ * Sets the niceness (0 = as this process, up to 19 = lowest CPU priority) that every child process
+ * started afterwards through this package runs at: speech engines, translators, recognisers, ffmpeg.
+ * Set once by the process entry (ENGINE_NICE), so request handling in this process keeps the cores'
+ * attention while the workers' programs use what is left. 0 leaves children at this process's priority.
+ */
+export function setChildNiceness(nice: number): void {
+  if (!Number.isInteger(nice) || nice < 0 || nice > MAX_NICENESS) {
+    throw new RangeError(`The niceness of child processes must be a whole number from 0 to ${MAX_NICENESS}.`);
+  }
+  defaultNiceness = nice;
+}
+
+/** The niceness children are started at (see setChildNiceness). */
+export function childNiceness(): number {
+  return defaultNiceness;
+}
+
+/**
+ * Lowers the CPU priority of a just-spawned child to `nice` (default: childNiceness()). Called right
+ * after spawn, before the child has read its input or started threads (threads inherit it). Never
+ * raises a priority (a child already nicer, e.g. because this process is, stays so) and never throws:
+ * a child that exited at once or a refused call leaves the child as it is.
+ */
+export function lowerChildPriority(child: Pick<ChildProcess, "pid">, nice: number = defaultNiceness): void {
+  if (nice <= 0 || child.pid === undefined) return;
+  try {
+    if (getPriority(child.pid) < nice) setPriority(child.pid, Math.min(nice, MAX_NICENESS));
+  } catch {
+    /* the child is gone already, or the call was refused: it keeps the priority it inherited */
+  }
+}
 
 /** Keeps the last `limit` lines of a stream without growing with its size. */
 class LineTail {
@@ -108,6 +149,7 @@ export function runProcess(command: string, args: readonly string[], options: Ru
       cwd: options.cwd,
       windowsHide: true,
     });
+    lowerChildPriority(child, options.nice ?? defaultNiceness);
 
     const stop = (): void => {
       if (child.exitCode !== null || child.signalCode !== null) return;

@@ -15,6 +15,7 @@ import { createSynthesisService } from "@voiceloc/synthesis";
 import { createAudioBookService } from "@voiceloc/audiobook";
 import { createVoiceStreamService } from "@voiceloc/voice-stream";
 import { createSubtitleService } from "@voiceloc/subtitle";
+import { setChildNiceness } from "@voiceloc/media";
 import { createEngineStack, type EngineStack } from "./engines.ts";
 
 interface Part {
@@ -74,6 +75,8 @@ export async function startRuntime(config: Config, rootLogger: Logger): Promise<
     const workers = config.services.filter((s) => s !== "gateway");
     let engines: EngineStack | undefined;
     if (workers.length > 0) {
+      // Engines and ffmpeg yield the cores to request handling (ENGINE_NICE).
+      setChildNiceness(config.engineNice);
       engines = await createEngineStack(config, rootLogger);
       const stack = engines;
       const table = stack.capabilities();

@@ -2,6 +2,7 @@ import { spawn } from "node:child_process";
 import { mkdtemp, open, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { lowerChildPriority } from "@voiceloc/media";
 
 export interface FileStdinResult {
   exitCode: number | null;
@@ -71,6 +72,7 @@ function spawnWithStdin(command: string, args: readonly string[], stdinFd: numbe
     let killTimer: NodeJS.Timeout | undefined;
 
     const child = spawn(command, [...args], { stdio: [stdinFd, "pipe", "pipe"], windowsHide: true });
+    lowerChildPriority(child);
 
     const stop = (): void => {
       if (child.exitCode !== null || child.signalCode !== null) return;
