@@ -1,12 +1,20 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { getPriority, setPriority } from "node:os";
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
 
 export interface RunProcessOptions {
   signal?: AbortSignal | undefined;
   /** Kill the process after this many milliseconds. */
   timeoutMs?: number | undefined;
-  /** Written to the child's standard input, which is then closed. Without it stdin is /dev/null. */
-  stdin?: string | Uint8Array | undefined;
+  /**
+   * Written to the child's standard input, which is then closed. Without it stdin is /dev/null. A
+   * stream or async iterable is piped with backpressure; when it fails, the child is stopped and the
+   * error is the result's `stdinError`.
+   */
+  stdin?: string | Uint8Array | Readable | AsyncIterable<Uint8Array> | undefined;
+  /** Called with each piece of standard output as it arrives (before line splitting). */
+  onStdout?: ((chunk: Buffer) => void) | undefined;
   /** Keep standard output (up to `maxStdoutBytes`) in the result. */
   collectStdout?: boolean | undefined;
   /** Default 16 MiB. */
@@ -30,6 +38,8 @@ export interface ProcessResult {
   aborted: boolean;
   /** True when the run was ended because `timeoutMs` elapsed. */
   timedOut: boolean;
+  /** Set when the stdin source (or `onStdout`) failed; the child was stopped because of it. */
+  stdinError?: unknown;
   stdout: Buffer;
   stdoutTruncated: boolean;
   /** Last lines of standard error, oldest first, blank lines dropped. */
@@ -103,6 +113,11 @@ class LineTail {
   }
 }
 
+function isPipeClosed(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  return code === "EPIPE" || code === "ERR_STREAM_PREMATURE_CLOSE" || code === "ERR_STREAM_DESTROYED";
+}
+
 /**
  * Runs a program with an argument array (never through a shell) and resolves once it has exited.
  * It never rejects: failures are described in the result so callers can map them to their own errors.
@@ -117,6 +132,7 @@ export function runProcess(command: string, args: readonly string[], options: Ru
     let stdoutPartial = "";
     let aborted = false;
     let timedOut = false;
+    let stdinError: { error: unknown } | undefined;
     let settled = false;
     let killTimer: NodeJS.Timeout | undefined;
     let timeoutTimer: NodeJS.Timeout | undefined;
@@ -134,7 +150,15 @@ export function runProcess(command: string, args: readonly string[], options: Ru
       if (timeoutTimer) clearTimeout(timeoutTimer);
       options.signal?.removeEventListener("abort", onAbort);
       if (options.onStdoutLine && stdoutPartial !== "") options.onStdoutLine(stdoutPartial);
-      resolve({ ...result, aborted, timedOut, stdout: base.stdout, stdoutTruncated, stderrTail: stderr.finish() });
+      resolve({
+        ...result,
+        aborted,
+        timedOut,
+        ...(stdinError === undefined ? {} : { stdinError: stdinError.error }),
+        stdout: base.stdout,
+        stdoutTruncated,
+        stderrTail: stderr.finish(),
+      });
     };
 
     if (options.signal?.aborted) {
@@ -173,7 +197,18 @@ export function runProcess(command: string, args: readonly string[], options: Ru
     child.on("error", (error: NodeJS.ErrnoException) => {
       finish({ exitCode: null, exitSignal: null, spawnError: error });
     });
+    const fail = (error: unknown): void => {
+      stdinError ??= { error };
+      stop();
+    };
     child.stdout?.on("data", (chunk: Buffer) => {
+      if (options.onStdout && stdinError === undefined) {
+        try {
+          options.onStdout(chunk);
+        } catch (error) {
+          fail(error);
+        }
+      }
       if (options.collectStdout) {
         if (stdoutBytes + chunk.length > maxStdout) stdoutTruncated = true;
         else {
@@ -193,7 +228,15 @@ export function runProcess(command: string, args: readonly string[], options: Ru
       child.stdin.on("error", () => {
         /* the child exited before reading all input; its exit status tells the story */
       });
-      child.stdin.end(options.stdin);
+      const input = options.stdin;
+      if (typeof input === "string" || input instanceof Uint8Array) child.stdin.end(input);
+      else if (input !== undefined) {
+        const source = input instanceof Readable ? input : Readable.from(input, { objectMode: false });
+        pipeline(source, child.stdin).catch((error: unknown) => {
+          // The child closing its stdin early is its own story (its exit status tells it); a failing source is ours.
+          if (source.errored || !(isPipeClosed(error))) fail(source.errored ?? error);
+        });
+      }
     }
     child.on("close", (exitCode, exitSignal) => finish({ exitCode, exitSignal }));
   });
