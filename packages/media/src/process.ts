@@ -12,7 +12,7 @@ export interface RunProcessOptions {
    * stream or async iterable is piped with backpressure; when it fails, the child is stopped and the
    * error is the result's `stdinError`.
    */
-  stdin?: string | Uint8Array | Readable | AsyncIterable<Uint8Array> | undefined;
+  stdin?: string | Uint8Array | Readable | AsyncIterable<Uint8Array> | StdinFeeder | undefined;
   /** Called with each piece of standard output as it arrives (before line splitting). */
   onStdout?: ((chunk: Buffer) => void) | undefined;
   /** Keep standard output (up to `maxStdoutBytes`) in the result. */
@@ -27,6 +27,21 @@ export interface RunProcessOptions {
   cwd?: string | undefined;
   /** Niceness of this child (0–19). Default: `childNiceness()`, set once by the process entry. */
   nice?: number | undefined;
+}
+
+/**
+ * Writes a child's standard input itself (e.g. from a reused buffer, waiting for each write to be
+ * taken before refilling it); stdin is closed when the promise settles. A rejection stops the child.
+ */
+export interface StdinFeeder {
+  feed(stdin: NodeJS.WritableStream & { write(chunk: Uint8Array, callback: (error?: Error | null) => void): boolean }): Promise<void>;
+}
+
+/** Writes `chunk` and resolves once the child's pipe has taken it (so the buffer may be refilled). */
+export function writeAll(stdin: { write(chunk: Uint8Array, callback: (error?: Error | null) => void): boolean }, chunk: Uint8Array): Promise<void> {
+  return new Promise((resolve, reject) => {
+    stdin.write(chunk, (error) => (error ? reject(error) : resolve()));
+  });
 }
 
 export interface ProcessResult {
@@ -230,7 +245,16 @@ export function runProcess(command: string, args: readonly string[], options: Ru
       });
       const input = options.stdin;
       if (typeof input === "string" || input instanceof Uint8Array) child.stdin.end(input);
-      else if (input !== undefined) {
+      else if (input !== undefined && "feed" in input) {
+        const sink = child.stdin;
+        input.feed(sink).then(
+          () => sink.end(),
+          (error: unknown) => {
+            sink.destroy();
+            if (!isPipeClosed(error)) fail(error);
+          },
+        );
+      } else if (input !== undefined) {
         const source = input instanceof Readable ? input : Readable.from(input, { objectMode: false });
         pipeline(source, child.stdin).catch((error: unknown) => {
           // The child closing its stdin early is its own story (its exit status tells it); a failing source is ours.

@@ -15,14 +15,15 @@
  * always began a run (a fresh encoder, whose first frame refers to no earlier bytes): re-speaking the
  * missing chunks with fresh encoders joins cleanly with the stored ones.
  */
-import { createReadStream } from "node:fs";
-import { rename, rm } from "node:fs/promises";
+import { open, rename, rm } from "node:fs/promises";
 import { readWavInfo } from "@voiceloc/engines";
 import {
   buildPcmToMp3StreamArgs,
   Mp3FrameSplitter,
   pcmFormatForWav,
   WAV_DEMUXERS,
+  writeAll,
+  type StdinFeeder,
   type EncodeOptions,
   type MediaToolkit,
   type PcmFormat,
@@ -133,6 +134,9 @@ async function readSpoken(media: MediaToolkit, index: number, path: string, sign
   return { index, path, format, dataOffset: info.dataOffset, dataBytes: stated - (stated % blockAlign) };
 }
 
+/** Bytes of samples read and written at a time. */
+const FEED_BYTES = 256 * 1024;
+
 const sameFormat = (a: PcmFormat, b: PcmFormat) => a.sampleFormat === b.sampleFormat && a.sampleRate === b.sampleRate && a.channels === b.channels;
 
 /**
@@ -205,39 +209,51 @@ export async function runLanes(queue: ChunkQueue, lanes: number, options: LaneOp
       }
     };
 
-    async function* pcm(): AsyncGenerator<Buffer> {
-      let current: SpokenChunk | undefined = first;
-      while (current !== undefined) {
-        const nextIndex = queue.nextAfter(lane, current.index);
-        // The engine speaks the next chunk while the encoder works on this one.
-        const next = nextIndex === undefined ? undefined : speak(nextIndex);
-        next?.catch(() => undefined);
-        try {
-          if (current.dataBytes > 0) {
-            for await (const piece of createReadStream(current.path, { start: current.dataOffset, end: current.dataOffset + current.dataBytes - 1, highWaterMark: 256 * 1024 })) {
-              yield piece as Buffer;
+    /**
+     * Feeds the run's samples to the encoder through one reused buffer (no allocation per piece: a
+     * book's samples pass through this process without churning its memory).
+     */
+    const feeder: StdinFeeder = {
+      async feed(stdin) {
+        const buffer = Buffer.allocUnsafe(FEED_BYTES);
+        let current: SpokenChunk | undefined = first;
+        while (current !== undefined) {
+          const nextIndex = queue.nextAfter(lane, current.index);
+          // The engine speaks the next chunk while the encoder works on this one.
+          const next = nextIndex === undefined ? undefined : speak(nextIndex);
+          next?.catch(() => undefined);
+          const file = await open(current.path, "r");
+          try {
+            let position = current.dataOffset;
+            const end = current.dataOffset + current.dataBytes;
+            while (position < end) {
+              const { bytesRead } = await file.read(buffer, 0, Math.min(buffer.length, end - position), position);
+              if (bytesRead === 0) break;
+              await writeAll(stdin, buffer.subarray(0, bytesRead));
+              position += bytesRead;
             }
+          } finally {
+            await file.close();
+            await rm(current.path, { force: true });
           }
-        } finally {
-          await rm(current.path, { force: true });
+          fedSamples += current.dataBytes / blockAlign;
+          ends.push({ index: current.index, endSample: Math.round((fedSamples * outRate) / input.sampleRate) });
+          if (next === undefined) return;
+          const spoken = await next;
+          if (!sameFormat(spoken.format, input)) {
+            carry = spoken; // another voice or engine answered in another format: it starts a new run
+            return;
+          }
+          current = spoken;
         }
-        fedSamples += current.dataBytes / blockAlign;
-        ends.push({ index: current.index, endSample: Math.round((fedSamples * outRate) / input.sampleRate) });
-        if (next === undefined) return;
-        const spoken = await next;
-        if (!sameFormat(spoken.format, input)) {
-          carry = spoken; // another voice or engine answered in another format: it starts a new run
-          return;
-        }
-        current = spoken;
-      }
-    }
+      },
+    };
 
     try {
       await options.media.run(buildPcmToMp3StreamArgs({ input, encode: { ...options.encode, sampleRate: outRate, channels: 1 } }), {
         signal: run.signal,
         what: "Encoding the speech",
-        stdin: pcm(),
+        stdin: feeder,
         onStdout: (chunk) => {
           for (const frame of splitter.push(chunk)) {
             frames.push(frame);
