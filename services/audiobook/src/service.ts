@@ -59,8 +59,8 @@ export interface AudioBookServiceOptions {
   parallelism?: number;
   /**
    * Largest chunk of text per engine call and per translation, in characters (speech chunks are capped
-   * by the voice engine's own limit). Default: 1500 for translation, 4000 for speech (fewer engine
-   * starts; each lane still ends within one chunk of the others).
+   * by the voice engine's own limit). Default: 1500 for translation; for speech, a quarter of a lane's
+   * share of the book, from 1500 to 4000 (big books: fewer engine starts; small ones: every core busy).
    */
   chunkChars?: number;
   /** MP3 bitrate. Default 64 kbit/s (mono, at the voice's own sample rate; see AUDIO_BOOK_MP3). */
@@ -90,7 +90,8 @@ export interface AudioBookService {
 }
 
 const DEFAULT_CHUNK_CHARS = 1_500;
-const DEFAULT_SPEECH_CHUNK_CHARS = 4_000;
+const MIN_SPEECH_CHUNK_CHARS = 1_500;
+const MAX_SPEECH_CHUNK_CHARS = 4_000;
 
 /**
  * What the book is encoded as: MP3, mono, at the voice's own sample rate (16 kHz for flite, 22.05 kHz
@@ -164,7 +165,9 @@ export function createAudioBookService(options: AudioBookServiceOptions): AudioB
   const logger = options.logger.child({ component: "audiobook" });
   const parallelism = Math.max(1, Math.floor(options.parallelism ?? coreCount()));
   const chunkChars = Math.max(200, Math.floor(options.chunkChars ?? DEFAULT_CHUNK_CHARS));
-  const speechChunkChars = Math.max(200, Math.floor(options.chunkChars ?? DEFAULT_SPEECH_CHUNK_CHARS));
+  /** Speech chunk size for a book of `chars` characters: about four chunks per lane, within 1500–4000. */
+  const speechChunkChars = (chars: number) =>
+    options.chunkChars !== undefined ? chunkChars : Math.min(MAX_SPEECH_CHUNK_CHARS, Math.max(MIN_SPEECH_CHUNK_CHARS, Math.ceil(chars / (parallelism * 4))));
   const bitrateKbps = options.bitrateKbps ?? AUDIO_BOOK_MP3.bitrateKbps;
   const encoding = `mp3 ${bitrateKbps}k q${AUDIO_BOOK_MP3.quality} mono`;
   const maxBookCharacters = options.maxBookCharacters ?? DEFAULT_MAX_BOOK_CHARACTERS;
@@ -302,7 +305,10 @@ export function createAudioBookService(options: AudioBookServiceOptions): AudioB
       }
     }
     const { engine, voice } = resolved;
-    const limit = Math.max(20, Math.min(speechChunkChars, engine.capabilities().maxInputChars));
+    const engineMax = engine.capabilities().maxInputChars;
+    let limit = Math.max(20, Math.min(speechChunkChars(spoken.length), engineMax));
+    // A redelivery keeps the earlier cut (a worker with another core count would choose another one).
+    if (earlier && earlier.voice === voice.name && earlier.encoding === encoding && earlier.chunkChars <= engineMax) limit = earlier.chunkChars;
     const chunks = chunkText(spoken, limit);
     let plan: Plan = { voice: voice.name, chunkChars: limit, chunks: chunks.length, encoding };
     let stored = new Set(await ctx.checkpoints.list());
