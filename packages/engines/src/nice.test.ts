@@ -10,6 +10,7 @@ import { childNiceness, setChildNiceness } from "@voiceloc/media";
 import { afterEach, describe, expect, it } from "vitest";
 import { createEspeakEngine } from "./espeak.ts";
 import { createApertiumEngine } from "./mt/apertium.ts";
+import { runWithFileStdin } from "./mt/process.ts";
 
 const logger = silentLogger();
 
@@ -112,6 +113,14 @@ describe("engine child processes run at the configured niceness (ENGINE_NICE)", 
     const seen = await watchWhile(/^(apertium|lt-proc|cg-proc|apertium-.*|lrx-proc|bash|sh)$/, apertium.translate({ text, source: "English", target: "Spanish" }));
     expect(seen.size).toBeGreaterThan(0);
     for (const threads of seen.values()) expect(threads.every((n) => n === 12)).toBe(true);
+  });
+
+  it("a translator program that is missing is reported as not started (ENOENT), through `nice` as without it", async () => {
+    for (const nice of [0, 10]) {
+      setChildNiceness(nice);
+      const result = await runWithFileStdin("/no/such/apertium", ["eng-spa"], "Hello.", { timeoutMs: 30_000 });
+      expect(result.spawnError?.code).toBe("ENOENT");
+    }
   });
 
   it("refuses a niceness outside 0–19", () => {
