@@ -33,6 +33,13 @@ describe("loadConfig", () => {
     }
   });
 
+  it("ENGINE_NICE: engines and ffmpeg run at niceness 10 by default; 0 turns it off; outside 0–19 is refused", () => {
+    expect(loadConfig({}).engineNice).toBe(10);
+    expect(loadConfig({ ENGINE_NICE: "0" }).engineNice).toBe(0);
+    expect(loadConfig({ ENGINE_NICE: "19" }).engineNice).toBe(19);
+    for (const bad of ["-1", "20", "high", "2.5"]) expect(() => loadConfig({ ENGINE_NICE: bad })).toThrow(/ENGINE_NICE/);
+  });
+
   it("refuses a malformed key list", () => {
     expect(() => loadConfig({ VOICELOC_API_KEYS: "alice" })).toThrow(/VOICELOC_API_KEYS/);
   });

@@ -175,6 +175,8 @@ export const EnvSchema = z
     WORK_ACK_WAIT_MS: wholeNumber(undefined, 3_600_000, false).refine((v) => v === undefined || v >= 1_000, {
       message: "must be at least 1000 (milliseconds): in-progress acks go out every quarter of it",
     }),
+    /** Niceness of engine and ffmpeg child processes (0 = off, 19 = lowest CPU priority). */
+    ENGINE_NICE: z.coerce.number().int().min(0).max(19).default(10),
     RATE_LIMIT_PER_MINUTE: wholeNumber(600, 1_000_000, true),
     RATE_LIMIT_BURST: wholeNumber(undefined, 1_000_000, false),
     /** Longest media a voice stream (or subtitle task) accepts, in decoded seconds. */
@@ -271,6 +273,8 @@ export const EnvSchema = z
       openaiMt: mtUrl && env.OPENAI_MT_MODEL ? { baseUrl: mtUrl, apiKey: env.OPENAI_API_KEY, model: env.OPENAI_MT_MODEL } : undefined,
       workerConcurrency: env.WORKER_CONCURRENCY,
       workAckWaitMs: env.WORK_ACK_WAIT_MS,
+      /** Niceness the workers' child processes (engines, ffmpeg) run at; 0 leaves them at this process's priority. */
+      engineNice: env.ENGINE_NICE,
       /** Per-credential request rate on /v1 (a token bucket); undefined when off. Burst defaults to 10 seconds' worth. */
       rateLimit:
         env.RATE_LIMIT_PER_MINUTE === undefined

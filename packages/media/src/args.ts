@@ -70,11 +70,19 @@ export interface EncodeOptions {
   sampleRate?: number;
   /** Output channel count (1 or 2). Default: same as the input. */
   channels?: number;
+  /**
+   * MP3 only: LAME's algorithm quality, 0 (best, slowest) to 9 (fastest); ffmpeg's `-compression_level`.
+   * Default: LAME's own (3).
+   */
+  quality?: number;
 }
 
 /** Codec, muxer and metadata arguments for one audio output format (no output path). */
 export function audioEncodeArgs(format: AudioFormat, options: EncodeOptions = {}): string[] {
-  const { bitrateKbps, sampleRate, channels } = options;
+  const { bitrateKbps, sampleRate, channels, quality } = options;
+  if (quality !== undefined && !(Number.isInteger(quality) && quality >= 0 && quality <= 9)) {
+    throw new MediaRequestError("The MP3 encoding quality must be a whole number from 0 to 9.");
+  }
   if (bitrateKbps !== undefined && !(Number.isInteger(bitrateKbps) && bitrateKbps >= 8 && bitrateKbps <= 512)) {
     throw new MediaRequestError("The audio bitrate must be a whole number of kbit/s between 8 and 512.");
   }
@@ -90,7 +98,12 @@ export function audioEncodeArgs(format: AudioFormat, options: EncodeOptions = {}
   switch (format) {
     case "mp3":
       if (sampleRate !== undefined) shape.push("-ar", String(sampleRate));
-      return [...common, "-c:a", "libmp3lame", "-b:a", `${bitrateKbps ?? 128}k`, ...shape, "-f", "mp3"];
+      return [
+        ...common,
+        "-c:a", "libmp3lame", "-b:a", `${bitrateKbps ?? 128}k`,
+        ...(quality === undefined ? [] : ["-compression_level", String(quality)]),
+        ...shape, "-f", "mp3",
+      ];
     case "wav":
       if (sampleRate !== undefined) shape.push("-ar", String(sampleRate));
       return [...common, "-c:a", "pcm_s16le", ...shape, "-f", "wav"];
@@ -129,6 +142,41 @@ export function buildConvertAudioArgs(spec: ConvertAudioArgs): string[] {
     "-map", "0:a:0",
     ...audioEncodeArgs(spec.format, spec.encode),
     ...outputArgs(spec.output),
+  ];
+}
+
+/** Raw PCM as ffmpeg reads it from a pipe. */
+export interface PcmFormat {
+  /** ffmpeg's raw sample format name. */
+  sampleFormat: "u8" | "s16le" | "s24le" | "s32le";
+  sampleRate: number;
+  channels: number;
+}
+
+/** The raw PCM format of integer WAV samples of `bitsPerSample` bits, or undefined for other depths. */
+export function pcmFormatForWav(bitsPerSample: number, sampleRate: number, channels: number): PcmFormat | undefined {
+  const sampleFormat = ({ 8: "u8", 16: "s16le", 24: "s24le", 32: "s32le" } as const)[bitsPerSample as 8 | 16 | 24 | 32];
+  if (sampleFormat === undefined || !(sampleRate >= 1000 && sampleRate <= 384000) || !(channels >= 1 && channels <= 8)) return undefined;
+  return { sampleFormat, sampleRate, channels };
+}
+
+/**
+ * Encode raw PCM read from standard input into a stream of bare MP3 frames on standard output: no
+ * ID3 tag and no Xing frame (the stream is cut into pieces and joined later; the join writes the
+ * Info frame for the whole). Only the pipes may be opened.
+ */
+export function buildPcmToMp3StreamArgs(spec: { input: PcmFormat; encode?: EncodeOptions }): string[] {
+  const { sampleFormat, sampleRate, channels } = spec.input;
+  return [
+    ...GLOBAL_ARGS,
+    "-protocol_whitelist", "pipe",
+    "-f", sampleFormat, "-ar", String(sampleRate), "-ac", String(channels),
+    "-i", "pipe:0",
+    "-map", "0:a:0",
+    ...audioEncodeArgs("mp3", spec.encode),
+    "-write_xing", "0",
+    "-id3v2_version", "0",
+    "pipe:1",
   ];
 }
 

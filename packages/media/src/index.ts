@@ -7,3 +7,4 @@ export * from "./duration.ts";
 export * from "./resolve.ts";
 export * from "./toolkit.ts";
 export * from "./subtitles.ts";
+export * from "./mp3.ts";

@@ -1,11 +1,20 @@
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
+import { getPriority, setPriority } from "node:os";
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
 
 export interface RunProcessOptions {
   signal?: AbortSignal | undefined;
   /** Kill the process after this many milliseconds. */
   timeoutMs?: number | undefined;
-  /** Written to the child's standard input, which is then closed. Without it stdin is /dev/null. */
-  stdin?: string | Uint8Array | undefined;
+  /**
+   * Written to the child's standard input, which is then closed. Without it stdin is /dev/null. A
+   * stream or async iterable is piped with backpressure; when it fails, the child is stopped and the
+   * error is the result's `stdinError`.
+   */
+  stdin?: string | Uint8Array | Readable | AsyncIterable<Uint8Array> | StdinFeeder | undefined;
+  /** Called with each piece of standard output as it arrives (before line splitting). */
+  onStdout?: ((chunk: Buffer) => void) | undefined;
   /** Keep standard output (up to `maxStdoutBytes`) in the result. */
   collectStdout?: boolean | undefined;
   /** Default 16 MiB. */
@@ -16,6 +25,23 @@ export interface RunProcessOptions {
   stderrLines?: number | undefined;
   env?: NodeJS.ProcessEnv | undefined;
   cwd?: string | undefined;
+  /** Niceness of this child (0–19). Default: `childNiceness()`, set once by the process entry. */
+  nice?: number | undefined;
+}
+
+/**
+ * Writes a child's standard input itself (e.g. from a reused buffer, waiting for each write to be
+ * taken before refilling it); stdin is closed when the promise settles. A rejection stops the child.
+ */
+export interface StdinFeeder {
+  feed(stdin: NodeJS.WritableStream & { write(chunk: Uint8Array, callback: (error?: Error | null) => void): boolean }): Promise<void>;
+}
+
+/** Writes `chunk` and resolves once the child's pipe has taken it (so the buffer may be refilled). */
+export function writeAll(stdin: { write(chunk: Uint8Array, callback: (error?: Error | null) => void): boolean }, chunk: Uint8Array): Promise<void> {
+  return new Promise((resolve, reject) => {
+    stdin.write(chunk, (error) => (error ? reject(error) : resolve()));
+  });
 }
 
 export interface ProcessResult {
@@ -27,6 +53,8 @@ export interface ProcessResult {
   aborted: boolean;
   /** True when the run was ended because `timeoutMs` elapsed. */
   timedOut: boolean;
+  /** Set when the stdin source (or `onStdout`) failed; the child was stopped because of it. */
+  stdinError?: unknown;
   stdout: Buffer;
   stdoutTruncated: boolean;
   /** Last lines of standard error, oldest first, blank lines dropped. */
@@ -34,6 +62,44 @@ export interface ProcessResult {
 }
 
 const KILL_GRACE_MS = 3_000;
+
+/** Highest niceness Linux allows (lowest priority). */
+export const MAX_NICENESS = 19;
+
+let defaultNiceness = 0;
+
+/**
+ * Sets the niceness (0 = as this process, up to 19 = lowest CPU priority) that every child process
+ * started afterwards through this package runs at: speech engines, translators, recognisers, ffmpeg.
+ * Set once by the process entry (ENGINE_NICE), so request handling in this process keeps the cores'
+ * attention while the workers' programs use what is left. 0 leaves children at this process's priority.
+ */
+export function setChildNiceness(nice: number): void {
+  if (!Number.isInteger(nice) || nice < 0 || nice > MAX_NICENESS) {
+    throw new RangeError(`The niceness of child processes must be a whole number from 0 to ${MAX_NICENESS}.`);
+  }
+  defaultNiceness = nice;
+}
+
+/** The niceness children are started at (see setChildNiceness). */
+export function childNiceness(): number {
+  return defaultNiceness;
+}
+
+/**
+ * Lowers the CPU priority of a just-spawned child to `nice` (default: childNiceness()). Called right
+ * after spawn, before the child has read its input or started threads (threads inherit it). Never
+ * raises a priority (a child already nicer, e.g. because this process is, stays so) and never throws:
+ * a child that exited at once or a refused call leaves the child as it is.
+ */
+export function lowerChildPriority(child: Pick<ChildProcess, "pid">, nice: number = defaultNiceness): void {
+  if (nice <= 0 || child.pid === undefined) return;
+  try {
+    if (getPriority(child.pid) < nice) setPriority(child.pid, Math.min(nice, MAX_NICENESS));
+  } catch {
+    /* the child is gone already, or the call was refused: it keeps the priority it inherited */
+  }
+}
 
 /** Keeps the last `limit` lines of a stream without growing with its size. */
 class LineTail {
@@ -62,6 +128,11 @@ class LineTail {
   }
 }
 
+function isPipeClosed(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  return code === "EPIPE" || code === "ERR_STREAM_PREMATURE_CLOSE" || code === "ERR_STREAM_DESTROYED";
+}
+
 /**
  * Runs a program with an argument array (never through a shell) and resolves once it has exited.
  * It never rejects: failures are described in the result so callers can map them to their own errors.
@@ -76,6 +147,7 @@ export function runProcess(command: string, args: readonly string[], options: Ru
     let stdoutPartial = "";
     let aborted = false;
     let timedOut = false;
+    let stdinError: { error: unknown } | undefined;
     let settled = false;
     let killTimer: NodeJS.Timeout | undefined;
     let timeoutTimer: NodeJS.Timeout | undefined;
@@ -93,7 +165,15 @@ export function runProcess(command: string, args: readonly string[], options: Ru
       if (timeoutTimer) clearTimeout(timeoutTimer);
       options.signal?.removeEventListener("abort", onAbort);
       if (options.onStdoutLine && stdoutPartial !== "") options.onStdoutLine(stdoutPartial);
-      resolve({ ...result, aborted, timedOut, stdout: base.stdout, stdoutTruncated, stderrTail: stderr.finish() });
+      resolve({
+        ...result,
+        aborted,
+        timedOut,
+        ...(stdinError === undefined ? {} : { stdinError: stdinError.error }),
+        stdout: base.stdout,
+        stdoutTruncated,
+        stderrTail: stderr.finish(),
+      });
     };
 
     if (options.signal?.aborted) {
@@ -108,6 +188,7 @@ export function runProcess(command: string, args: readonly string[], options: Ru
       cwd: options.cwd,
       windowsHide: true,
     });
+    lowerChildPriority(child, options.nice ?? defaultNiceness);
 
     const stop = (): void => {
       if (child.exitCode !== null || child.signalCode !== null) return;
@@ -131,7 +212,18 @@ export function runProcess(command: string, args: readonly string[], options: Ru
     child.on("error", (error: NodeJS.ErrnoException) => {
       finish({ exitCode: null, exitSignal: null, spawnError: error });
     });
+    const fail = (error: unknown): void => {
+      stdinError ??= { error };
+      stop();
+    };
     child.stdout?.on("data", (chunk: Buffer) => {
+      if (options.onStdout && stdinError === undefined) {
+        try {
+          options.onStdout(chunk);
+        } catch (error) {
+          fail(error);
+        }
+      }
       if (options.collectStdout) {
         if (stdoutBytes + chunk.length > maxStdout) stdoutTruncated = true;
         else {
@@ -151,7 +243,24 @@ export function runProcess(command: string, args: readonly string[], options: Ru
       child.stdin.on("error", () => {
         /* the child exited before reading all input; its exit status tells the story */
       });
-      child.stdin.end(options.stdin);
+      const input = options.stdin;
+      if (typeof input === "string" || input instanceof Uint8Array) child.stdin.end(input);
+      else if (input !== undefined && "feed" in input) {
+        const sink = child.stdin;
+        input.feed(sink).then(
+          () => sink.end(),
+          (error: unknown) => {
+            sink.destroy();
+            if (!isPipeClosed(error)) fail(error);
+          },
+        );
+      } else if (input !== undefined) {
+        const source = input instanceof Readable ? input : Readable.from(input, { objectMode: false });
+        pipeline(source, child.stdin).catch((error: unknown) => {
+          // The child closing its stdin early is its own story (its exit status tells it); a failing source is ours.
+          if (source.errored || !(isPipeClosed(error))) fail(source.errored ?? error);
+        });
+      }
     }
     child.on("close", (exitCode, exitSignal) => finish({ exitCode, exitSignal }));
   });

@@ -3,7 +3,7 @@ import { rename, rm } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import type { Logger } from "@voiceloc/log";
 import { FfmpegFailedError, FfmpegNotFoundError, MediaCancelledError, type MediaErrorCode } from "./errors.ts";
-import { runProcess, type ProcessResult } from "./process.ts";
+import { runProcess, type ProcessResult, type RunProcessOptions } from "./process.ts";
 
 export interface FfmpegProgress {
   /** Media time written so far, in seconds. */
@@ -28,6 +28,10 @@ export interface RunFfmpegOptions {
   logger?: Logger | undefined;
   /** What the run does, in plain words, for error messages ("Encoding the speech"). */
   what?: string | undefined;
+  /** ffmpeg's standard input (`-i pipe:0`), streamed with backpressure; its failure is the run's error. */
+  stdin?: RunProcessOptions["stdin"];
+  /** ffmpeg's standard output as it arrives (`pipe:1` outputs; not with onProgress). */
+  onStdout?: ((chunk: Buffer) => void) | undefined;
 }
 
 export interface FfmpegRunResult {
@@ -118,8 +122,11 @@ export async function runFfmpeg(args: readonly string[], options: RunFfmpegOptio
   };
   const fullArgs = onProgress ? ["-progress", "pipe:1", ...args] : [...args];
   options.logger?.debug({ args: fullArgs }, "running ffmpeg");
+  if (onProgress && options.onStdout) throw new Error("runFfmpeg: onProgress and onStdout both use standard output.");
   const result = await runProcess(options.ffmpegPath, fullArgs, {
     signal: options.signal,
+    stdin: options.stdin,
+    onStdout: options.onStdout,
     timeoutMs: options.timeoutMs,
     stderrLines: 40,
     onStdoutLine: onProgress
@@ -140,6 +147,8 @@ export async function runFfmpeg(args: readonly string[], options: RunFfmpegOptio
         }
       : undefined,
   });
+  // A failing input feeder (or output consumer) stopped ffmpeg: its own error is the cause.
+  if (result.stdinError !== undefined && !result.aborted) throw result.stdinError;
   const error = ffmpegResultError("ffmpeg", options.ffmpegPath, result, what, fullArgs);
   if (error) {
     options.logger?.debug({ stderr: result.stderrTail, code: result.exitCode }, "ffmpeg failed");

@@ -23,7 +23,7 @@ import { readEncodedAudioDuration } from "./duration.ts";
 import { MediaCancelledError, MediaError, MediaRequestError } from "./errors.ts";
 import { probe, type MediaInfo } from "./probe.ts";
 import type { FfmpegBinaries } from "./resolve.ts";
-import { runFfmpeg, withTempOutput, type FfmpegProgress, type FfmpegRunResult } from "./run.ts";
+import { runFfmpeg, withTempOutput, type FfmpegProgress, type FfmpegRunResult, type RunFfmpegOptions } from "./run.ts";
 
 export interface OperationOptions {
   signal?: AbortSignal | undefined;
@@ -68,7 +68,10 @@ export interface PlaceClipsRequest extends OperationOptions {
 export interface MediaToolkit {
   readonly binaries: FfmpegBinaries;
   /** Runs ffmpeg with a built argument array. */
-  run(args: readonly string[], options?: OperationOptions & { what?: string; expectedDurationSeconds?: number }): Promise<FfmpegRunResult>;
+  run(
+    args: readonly string[],
+    options?: OperationOptions & { what?: string; expectedDurationSeconds?: number; stdin?: RunFfmpegOptions["stdin"]; onStdout?: RunFfmpegOptions["onStdout"] },
+  ): Promise<FfmpegRunResult>;
   probe(path: string, options?: { signal?: AbortSignal; demuxers?: readonly string[] }): Promise<MediaInfo>;
   /**
    * Duration in seconds of a file this toolkit encoded to `format`, as ffprobe states it: read from
@@ -126,6 +129,8 @@ export function createMediaToolkit(binaries: FfmpegBinaries, logger: Logger): Me
       onProgress: options.onProgress,
       expectedDurationSeconds: options.expectedDurationSeconds,
       what: options.what,
+      stdin: options.stdin,
+      onStdout: options.onStdout,
       logger: log,
     });
   const probeFile: MediaToolkit["probe"] = (path, options = {}) =>

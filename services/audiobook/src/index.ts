@@ -1,4 +1,5 @@
 export {
+  AUDIO_BOOK_MP3,
   audioBookResumedProgress,
   chunkCheckpoint,
   createAudioBookService,
@@ -8,5 +9,6 @@ export {
   type ChunkDoneInfo,
 } from "./service.ts";
 export { BookTextError, chunkText, decodeText, hasWords, normaliseText, speakableText } from "./text.ts";
-export { buildMp3CopyConcatArgs, joinMp3Chunks } from "./join.ts";
+export { joinMp3Chunks, type JoinedMp3 } from "./join.ts";
+export { ChunkQueue, runLanes, splitByWeight, type LaneOptions, type SpokenChunk } from "./lanes.ts";
 export { coreCount, runPool } from "./pool.ts";

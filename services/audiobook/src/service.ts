@@ -7,7 +7,7 @@ import type { MtRegistry, ResolvedVoice, TtsRegistry } from "@voiceloc/engines";
 import { DEFAULT_MAX_BOOK_CHARACTERS } from "@voiceloc/config";
 import { fetchToFile, type ObjectStoreOptions } from "@voiceloc/fetch";
 import type { Logger } from "@voiceloc/log";
-import { MediaError, WAV_DEMUXERS, type MediaToolkit } from "@voiceloc/media";
+import { mp3SampleRateFor, type MediaToolkit } from "@voiceloc/media";
 import {
   checkpointKey,
   createTaskWorker,
@@ -21,6 +21,7 @@ import {
 } from "@voiceloc/worker";
 import { z } from "zod";
 import { joinMp3Chunks } from "./join.ts";
+import { ChunkQueue, runLanes, splitByWeight } from "./lanes.ts";
 import { coreCount, runPool } from "./pool.ts";
 import { BookTextError, chunkText, decodeText, hasWords, normaliseText, speakableText } from "./text.ts";
 
@@ -56,9 +57,13 @@ export interface AudioBookServiceOptions {
   concurrency?: number;
   /** Chunks synthesised and encoded (or translated) at once for one book. Default: the number of cores. */
   parallelism?: number;
-  /** Largest chunk of text per engine call, in characters (capped by the voice engine's own limit). Default 1500. */
+  /**
+   * Largest chunk of text per engine call and per translation, in characters (speech chunks are capped
+   * by the voice engine's own limit). Default: 1500 for translation; for speech, a quarter of a lane's
+   * share of the book, from 1500 to 4000 (big books: fewer engine starts; small ones: every core busy).
+   */
   chunkChars?: number;
-  /** MP3 bitrate. Default 128 kbit/s (mono). */
+  /** MP3 bitrate. Default 64 kbit/s (mono, at the voice's own sample rate; see AUDIO_BOOK_MP3). */
   bitrateKbps?: number;
   /** Minimum time between two progress events. Default 250 ms (the worker runtime's default). */
   progressIntervalMs?: number;
@@ -85,6 +90,17 @@ export interface AudioBookService {
 }
 
 const DEFAULT_CHUNK_CHARS = 1_500;
+const MIN_SPEECH_CHUNK_CHARS = 1_500;
+const MAX_SPEECH_CHUNK_CHARS = 4_000;
+
+/**
+ * What the book is encoded as: MP3, mono, at the voice's own sample rate (16 kHz for flite, 22.05 kHz
+ * for espeak-ng: no resampling), constant 64 kbit/s, LAME algorithm quality 7. Speech from these
+ * engines carries nothing above 8–11 kHz; 64 kbit/s for one such channel is above LAME's own voice
+ * preset (56 kbit/s), and quality 7 costs about half the CPU of LAME's default 3 (no noise-shaping
+ * search), which the bitrate leaves no room to hear.
+ */
+export const AUDIO_BOOK_MP3 = { bitrateKbps: 64, quality: 7, channels: 1 } as const;
 const DEFAULT_TEXT_MAX_BYTES = 32 * 1024 * 1024;
 const TEXT_CHECKPOINT = "text.txt";
 const PLAN_CHECKPOINT = "plan.json";
@@ -104,6 +120,10 @@ const PlanSchema = z.object({
   voice: z.string().min(1),
   chunkChars: z.number().int().positive(),
   chunks: z.number().int().positive(),
+  /** How chunks are encoded (codec, bitrate, quality); chunks of another encoding are spoken again. */
+  encoding: z.string().min(1),
+  /** The MP3 sample rate of the book, fixed by the first chunk spoken. */
+  sampleRate: z.number().int().positive().optional(),
 });
 type Plan = z.infer<typeof PlanSchema>;
 
@@ -145,7 +165,11 @@ export function createAudioBookService(options: AudioBookServiceOptions): AudioB
   const logger = options.logger.child({ component: "audiobook" });
   const parallelism = Math.max(1, Math.floor(options.parallelism ?? coreCount()));
   const chunkChars = Math.max(200, Math.floor(options.chunkChars ?? DEFAULT_CHUNK_CHARS));
-  const bitrateKbps = options.bitrateKbps ?? 128;
+  /** Speech chunk size for a book of `chars` characters: about four chunks per lane, within 1500–4000. */
+  const speechChunkChars = (chars: number) =>
+    options.chunkChars !== undefined ? chunkChars : Math.min(MAX_SPEECH_CHUNK_CHARS, Math.max(MIN_SPEECH_CHUNK_CHARS, Math.ceil(chars / (parallelism * 4))));
+  const bitrateKbps = options.bitrateKbps ?? AUDIO_BOOK_MP3.bitrateKbps;
+  const encoding = `mp3 ${bitrateKbps}k q${AUDIO_BOOK_MP3.quality} mono`;
   const maxBookCharacters = options.maxBookCharacters ?? DEFAULT_MAX_BOOK_CHARACTERS;
   const queue = BUS_CATALOG.work.audiobook.queue;
 
@@ -281,18 +305,26 @@ export function createAudioBookService(options: AudioBookServiceOptions): AudioB
       }
     }
     const { engine, voice } = resolved;
-    const limit = Math.max(20, Math.min(chunkChars, engine.capabilities().maxInputChars));
+    const engineMax = engine.capabilities().maxInputChars;
+    let limit = Math.max(20, Math.min(speechChunkChars(spoken.length), engineMax));
+    // A redelivery keeps the earlier cut (a worker with another core count would choose another one).
+    if (earlier && earlier.voice === voice.name && earlier.encoding === encoding && earlier.chunkChars <= engineMax) limit = earlier.chunkChars;
     const chunks = chunkText(spoken, limit);
-    const plan: Plan = { voice: voice.name, chunkChars: limit, chunks: chunks.length };
+    let plan: Plan = { voice: voice.name, chunkChars: limit, chunks: chunks.length, encoding };
     let stored = new Set(await ctx.checkpoints.list());
-    const changed = earlier !== undefined && (earlier.voice !== plan.voice || earlier.chunkChars !== plan.chunkChars || earlier.chunks !== plan.chunks);
-    if (changed) {
-      // Chunks of another voice or cut could not be joined with the new ones.
+    const changed =
+      earlier !== undefined &&
+      (earlier.voice !== plan.voice || earlier.chunkChars !== plan.chunkChars || earlier.chunks !== plan.chunks || earlier.encoding !== plan.encoding);
+    // Chunks without a plan describing them (an earlier version's) are not trusted either.
+    const orphans = earlier === undefined && [...stored].some(isChunk);
+    if (changed || orphans) {
+      // Chunks of another voice, cut or encoding could not be joined with the new ones.
       const stale = [...stored].filter(isChunk);
       log.info({ earlier, plan, stale: stale.length }, "the plan changed since the last delivery; speaking every chunk again");
       for (const name of stale) await blobs.delete(checkpointKey(ctx.taskId, name));
       stored = new Set([...stored].filter((name) => !isChunk(name)));
     }
+    if (earlier !== undefined && !changed && earlier.sampleRate !== undefined) plan = { ...plan, sampleRate: earlier.sampleRate };
     if (earlier === undefined || changed) await ctx.checkpoints.putJson(PLAN_CHECKPOINT, plan);
 
     const missing = chunks.map((_, i) => i).filter((i) => !stored.has(chunkCheckpoint(i)));
@@ -305,61 +337,60 @@ export function createAudioBookService(options: AudioBookServiceOptions): AudioB
     const report = () => ctx.progress(speakingProgress(done, chunks.length), "speaking");
     report();
 
-    // Step 3: speak and encode every missing chunk, on every core, checkpointing each MP3 at once.
-    await runPool(
-      missing,
+    // Step 3: speak every missing chunk and encode it, one encoder per run of chunks on every core,
+    // checkpointing each chunk's MP3 frames as soon as the encoder is past it (lanes.ts).
+    let rateFixed: Promise<number> | undefined = plan.sampleRate === undefined ? undefined : Promise.resolve(plan.sampleRate);
+    const queue = new ChunkQueue(
+      splitByWeight(missing, (i) => chunks[i]?.length ?? 1, parallelism),
       parallelism,
-      async (i, signal) => {
-        const wav = join(ctx.workDir, `chunk-${pad(i)}.wav`);
-        const mp3 = join(ctx.workDir, chunkCheckpoint(i));
+      (i) => chunks[i]?.length ?? 1,
+    );
+    await runLanes(queue, parallelism, {
+      media,
+      signal: ctx.signal,
+      encode: { bitrateKbps, quality: AUDIO_BOOK_MP3.quality },
+      wavPath: (i) => join(ctx.workDir, `chunk-${pad(i)}.wav`),
+      speak: async (i, outPath, signal) => {
         try {
-          try {
-            await engine.synthesize({ text: speakableText(chunks[i] ?? ""), language: voice.language, voice: voice.name, signal, outPath: wav });
-          } catch (error) {
-            if (signal.aborted) throw error;
-            throw taskFailure(error, { context: `The voice "${voice.name}" could not speak part ${i + 1} of ${chunks.length} of the text` });
-          }
-          await media.convertAudio({ input: wav, outPath: mp3, format: "mp3", encode: { bitrateKbps, channels: 1 }, inputDemuxers: WAV_DEMUXERS, signal });
-          await rm(wav, { force: true });
-          await ctx.checkpoints.put(chunkCheckpoint(i), { path: mp3 });
-        } finally {
-          await rm(wav, { force: true });
-          await rm(mp3, { force: true });
+          await engine.synthesize({ text: speakableText(chunks[i] ?? ""), language: voice.language, voice: voice.name, signal, outPath });
+        } catch (error) {
+          if (signal.aborted) throw error;
+          throw taskFailure(error, { context: `The voice "${voice.name}" could not speak part ${i + 1} of ${chunks.length} of the text` });
         }
+      },
+      // The first chunk spoken fixes the book's sample rate (its own, when MP3 has it), kept in the plan for redeliveries.
+      sampleRate: (first) =>
+        (rateFixed ??= (async () => {
+          const sampleRate = mp3SampleRateFor(first.format.sampleRate);
+          plan = { ...plan, sampleRate };
+          await ctx.checkpoints.putJson(PLAN_CHECKPOINT, plan);
+          return sampleRate;
+        })()),
+      store: async (i, mp3) => {
+        await ctx.checkpoints.put(chunkCheckpoint(i), mp3);
         done++;
         ctx.working();
         report();
         await options.onChunkDone?.({ taskId: ctx.taskId, index: i, total: chunks.length });
       },
-      ctx.signal,
-    );
+    });
     ctx.progress(P_SPOKEN, "joining");
 
-    // Step 4: join the chunks by copying their MP3 frames (streaming, no second encode), then check the result.
+    // Step 4: join the chunks by copying their MP3 frames behind one Info frame (streaming, no second
+    // encode, no process) straight into the result blob, then check what was stored.
     const inputs: string[] = [];
-    let expectedSeconds = 0;
-    for (const [i] of chunks.entries()) {
-      const path = await ctx.checkpoints.get(chunkCheckpoint(i));
-      inputs.push(path);
-      expectedSeconds += await media.encodedAudioDuration(path, "mp3", { signal: ctx.signal });
-    }
-    const outPath = join(ctx.workDir, "book.mp3");
-    await joinMp3Chunks(media, { inputs, outPath, workDir: ctx.workDir, signal: ctx.signal });
-    let seconds: number;
+    for (const [i] of chunks.entries()) inputs.push(await ctx.checkpoints.get(chunkCheckpoint(i)));
+    let joined: Awaited<ReturnType<typeof joinMp3Chunks>>;
     try {
-      seconds = await media.encodedAudioDuration(outPath, "mp3", { signal: ctx.signal });
-      const info = await media.probe(outPath, { signal: ctx.signal, demuxers: ["mp3"] });
-      if (!info.audio) throw new MediaError("MEDIA_NO_AUDIO", "It has no audio track.");
+      joined = await joinMp3Chunks(inputs);
     } catch (error) {
       if (ctx.signal.aborted) throw error;
-      throw taskFailure(error, { context: "The joined audio book could not be read back" });
+      throw taskFailure(error, { context: "The parts of the audio book could not be joined" });
     }
-    if (!(seconds > 0) || Math.abs(seconds - expectedSeconds) > 0.5 + expectedSeconds * 0.01) {
-      throw new Error(`The joined audio book lasts ${seconds.toFixed(1)} s instead of the ${expectedSeconds.toFixed(1)} s of its parts.`);
-    }
+    const seconds = joined.seconds;
     const resultKey = ctx.resultKey("mp3");
-    await blobs.put(resultKey, { path: outPath }, { contentType: "audio/mpeg" });
-    await rm(outPath, { force: true });
+    const put = await blobs.put(resultKey, joined.stream, { contentType: "audio/mpeg" });
+    if (put.size !== joined.bytes) throw new Error(`The joined audio book has ${put.size} bytes instead of ${joined.bytes}.`);
     log.info(
       { resultKey, seconds: Math.round(seconds * 10) / 10, chunks: chunks.length, spoken: missing.length, resumed, ms: Math.round(performance.now() - started) },
       "audio book ready",

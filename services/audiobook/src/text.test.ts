@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { buildMp3CopyConcatArgs } from "./join.ts";
+import { ChunkQueue, splitByWeight } from "./lanes.ts";
 import { runPool } from "./pool.ts";
 import { BookTextError, chunkText, decodeText, normaliseText, speakableText } from "./text.ts";
 import { ENGLISH_BOOK } from "./testing/texts.ts";
@@ -78,13 +78,32 @@ describe("speakableText", () => {
   });
 });
 
-describe("buildMp3CopyConcatArgs", () => {
-  it("copies MP3 frames from a concat list, opening only mp3 chunks", () => {
-    const args = buildMp3CopyConcatArgs("/tmp/list.ffconcat", "/tmp/out.mp3");
-    expect(args).toContain("copy");
-    expect(args.join(" ")).toContain("-format_whitelist concat,mp3 -f concat -i /tmp/list.ffconcat");
-    expect(args).not.toContain("libmp3lame");
-    expect(args.slice(-2)).toEqual(["-y", "/tmp/out.mp3"]);
+describe("lanes: splitting and sharing the chunks", () => {
+  it("splits the chunks into contiguous lists of about equal weight, one per lane", () => {
+    const weights = [10, 10, 10, 10, 30, 10, 10, 10];
+    expect(splitByWeight([0, 1, 2, 3, 4, 5, 6, 7], (i) => weights[i]!, 2)).toEqual([[0, 1, 2, 3, 4], [5, 6, 7]]);
+    expect(splitByWeight([3, 4, 9], () => 1, 4)).toEqual([[3], [4], [9]]);
+    expect(splitByWeight([], () => 1, 2)).toEqual([]);
+  });
+
+  it("a lane keeps its run while the next chunk follows the last, and an idle lane takes the back half of the fullest list", () => {
+    const queue = new ChunkQueue([[0, 1, 2], [3, 4, 5, 6, 7, 8, 9]], 2, () => 1);
+    expect(queue.take(0)).toBe(0);
+    expect(queue.nextAfter(0, 0)).toBe(1);
+    expect(queue.nextAfter(0, 5)).toBeUndefined();
+    expect(queue.take(1)).toBe(3);
+    expect(queue.nextAfter(0, 1)).toBe(2);
+    expect(queue.nextAfter(0, 2)).toBeUndefined(); // lane 0's list is empty: its run ends
+    // Lane 1 still has 4..9 unstarted: lane 0 takes the back half and starts a new run there.
+    expect(queue.take(0)).toBe(7);
+    expect(queue.nextAfter(1, 3)).toBe(4);
+    expect(queue.nextAfter(1, 4)).toBe(5);
+    expect(queue.nextAfter(1, 5)).toBe(6);
+    expect(queue.nextAfter(1, 6)).toBeUndefined();
+    expect(queue.nextAfter(0, 7)).toBe(8);
+    expect(queue.take(1)).toBe(9); // the last unstarted chunk moves to the idle lane
+    expect(queue.take(0)).toBeUndefined();
+    expect(queue.remaining).toBe(0);
   });
 });
 

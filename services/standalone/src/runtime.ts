@@ -17,6 +17,7 @@ import { createVoiceStreamService } from "@voiceloc/voice-stream";
 import { createSubtitleService } from "@voiceloc/subtitle";
 import { createEngineStack, serveCapabilities, type EngineStack } from "./engines.ts";
 import { httpMetrics, metricsHandler, setupTracing, watchQueues } from "@voiceloc/telemetry";
+import { setChildNiceness } from "@voiceloc/media";
 
 interface Part {
   name: string;
@@ -93,6 +94,8 @@ export async function startRuntime(config: Config, rootLogger: Logger): Promise<
     const workers = config.services.filter((s) => s !== "gateway");
     let engines: EngineStack | undefined;
     if (workers.length > 0) {
+      // Engines and ffmpeg yield the cores to request handling (ENGINE_NICE).
+      setChildNiceness(config.engineNice);
       engines = await createEngineStack(config, rootLogger);
       const stack = engines;
       const table = stack.capabilities();

@@ -2,6 +2,8 @@ import { spawn } from "node:child_process";
 import { mkdtemp, open, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { getPriority } from "node:os";
+import { childNiceness } from "@voiceloc/media";
 
 export interface FileStdinResult {
   exitCode: number | null;
@@ -70,7 +72,12 @@ function spawnWithStdin(command: string, args: readonly string[], stdinFd: numbe
     let settled = false;
     let killTimer: NodeJS.Timeout | undefined;
 
-    const child = spawn(command, [...args], { stdio: [stdinFd, "pipe", "pipe"], windowsHide: true });
+    // ENGINE_NICE: through `nice`, so the programs a wrapper script starts at once are nice from their first instruction.
+    const increment = Math.max(0, childNiceness() - getPriority());
+    const viaNice = increment > 0;
+    const child = viaNice
+      ? spawn("nice", ["-n", String(increment), command, ...args], { stdio: [stdinFd, "pipe", "pipe"], windowsHide: true })
+      : spawn(command, [...args], { stdio: [stdinFd, "pipe", "pipe"], windowsHide: true });
 
     const stop = (): void => {
       if (child.exitCode !== null || child.signalCode !== null) return;
@@ -127,6 +134,15 @@ function spawnWithStdin(command: string, args: readonly string[], stdinFd: numbe
     child.stderr?.on("data", (chunk: string) => {
       stderrText = (stderrText + chunk).slice(-16_384);
     });
-    child.on("close", (exitCode, exitSignal) => finish(exitCode, exitSignal));
+    child.on("close", (exitCode, exitSignal) => {
+      // `nice` could not start the program (127: not found, 126: not executable): the same as a failed spawn.
+      if (viaNice && (exitCode === 127 || exitCode === 126) && /(^|\n)nice: /.test(stderrText)) {
+        const error: NodeJS.ErrnoException = new Error(`spawn ${command} ${exitCode === 127 ? "ENOENT" : "EACCES"}`);
+        error.code = exitCode === 127 ? "ENOENT" : "EACCES";
+        finish(null, null, error);
+        return;
+      }
+      finish(exitCode, exitSignal);
+    });
   });
 }
