@@ -10,7 +10,7 @@ import type { Logger } from "@voiceloc/log";
 import { blobRootFor, createFsBlobStore, createNatsBlobStore, type BlobStore } from "@voiceloc/blobs";
 import { connectNats, createInProcessBus, createNatsBus, type Bus } from "@voiceloc/bus";
 import { createGateway } from "@voiceloc/gateway";
-import { CAPABILITY_KINDS } from "@voiceloc/contracts";
+import { BUS_CATALOG, CAPABILITY_KINDS } from "@voiceloc/contracts";
 import { createSynthesisService } from "@voiceloc/synthesis";
 import { createAudioBookService } from "@voiceloc/audiobook";
 import { createVoiceStreamService } from "@voiceloc/voice-stream";
