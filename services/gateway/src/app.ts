@@ -2,14 +2,13 @@ import { randomUUID } from "node:crypto";
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { swaggerUI } from "@hono/swagger-ui";
 import { HTTPException } from "hono/http-exception";
-import { requestId } from "hono/request-id";
 import type { Context } from "hono";
 import { toValidationDetail } from "@voiceloc/contracts";
-import type { Logger } from "@voiceloc/log";
+import { unredactedChild, type Logger } from "@voiceloc/log";
 import type { Store } from "@voiceloc/store";
 import type { Authenticator } from "./auth/authenticator.ts";
 import { parseJson, limitBody } from "./http/body.ts";
-import type { GatewayApp, GatewayEnv } from "./http/context.ts";
+import { requestLog, type GatewayApp, type GatewayEnv } from "./http/context.ts";
 import { HttpProblem, ValueError422 } from "./http/errors.ts";
 import { boundedItems } from "./http/limits.ts";
 import type { IdempotencyStore } from "./http/idempotency.ts";
@@ -78,17 +77,22 @@ export function createApp(deps: GatewayDeps): GatewayApp {
     },
   });
 
-  app.use("*", requestId({ headerName: "X-Request-Id", generator: () => randomUUID() }));
+  // One middleware for the request id and the request line: a per-request logger child is made only
+  // when something logs through it (requestLog), and the line itself skips the redaction pass (its
+  // fields are fixed and hold no secret).
+  const requestLines = unredactedChild(deps.logger);
   app.use("*", async (c, next) => {
-    const log = deps.logger.child({ requestId: c.get("requestId") });
-    c.set("log", log);
+    const given = c.req.header("x-request-id");
+    const id = given !== undefined && given.length > 0 && given.length <= 255 && !/[^\w\-=]/.test(given) ? given : randomUUID();
+    c.set("requestId", id);
+    c.header("X-Request-Id", id);
     const started = performance.now();
     await next();
     const ms = Math.round((performance.now() - started) * 10) / 10;
     const status = c.res.status;
-    const fields = { method: c.req.method, path: c.req.path, status, ms, account: c.get("principal")?.accountId };
-    if (status >= 500) log.error(fields, "request failed");
-    else log.info(fields, "request");
+    const fields = { requestId: id, method: c.req.method, path: c.req.path, status, ms, account: c.get("principal")?.accountId };
+    if (status >= 500) requestLines.error(fields, "request failed");
+    else requestLines.info(fields, "request");
   });
 
   // Authentication first (401 before 422), for every /v1 operation.
@@ -176,7 +180,7 @@ export function createApp(deps: GatewayDeps): GatewayApp {
     return c.json({ detail: "Not Found" }, 404);
   });
 
-  app.onError((error, c) => errorResponse(error, c, c.get("log") ?? deps.logger));
+  app.onError((error, c) => errorResponse(error, c, requestLog(c, deps.logger)));
   return app;
 }
 

@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { LIMITS, capabilityProblems, pyStr, type TaskRequirements, type TaskStatus } from "@voiceloc/contracts";
 import type { GatewayDeps } from "../app.ts";
-import type { GatewayEnv } from "../http/context.ts";
+import { requestLog, type GatewayEnv } from "../http/context.ts";
 import { ValueError422 } from "../http/errors.ts";
 import { InvalidCursorError, type ListQuery, type Page, type TaskRepository } from "../records/repository.ts";
 import type { TaskDoc } from "../records/repository.ts";
@@ -114,6 +114,6 @@ export async function dispatchQuietly(c: Context<GatewayEnv>, deps: GatewayDeps,
   try {
     await run();
   } catch (error) {
-    c.get("log").warn({ err: error }, "work not published yet; the re-publish sweep will retry");
+    requestLog(c, deps.logger).warn({ err: error }, "work not published yet; the re-publish sweep will retry");
   }
 }
