@@ -43,6 +43,23 @@ describe("createLogger", () => {
   });
 });
 
+describe("timestamps", () => {
+  it("stamps each line with the time it was written, in ISO 8601 to the millisecond", async () => {
+    const out = memory();
+    const logger = createLogger({ destination: out.stream });
+    const before = Date.now();
+    logger.info("first");
+    await new Promise((resolve) => setTimeout(resolve, 25));
+    logger.info("second");
+    const after = Date.now();
+    await tick();
+    const [first, second] = out.lines().map((line) => Date.parse(String(line.time)));
+    expect(first).toBeGreaterThanOrEqual(before);
+    expect(second).toBeGreaterThanOrEqual((first ?? 0) + 20);
+    expect(second).toBeLessThanOrEqual(after);
+  });
+});
+
 describe("unredactedChild", () => {
   it("writes its fixed fields to the same destination, with the parent's bindings, and leaves the parent redacting", async () => {
     const out = memory();
@@ -53,7 +70,8 @@ describe("unredactedChild", () => {
     await tick();
     const [line, other] = out.lines();
     expect(line).toMatchObject({ service: "test", component: "gateway", kind: "request", requestId: "r-1", status: 200, account: "alice", msg: "request" });
-    expect(typeof line?.time).toBe("string");
+    expect(line?.time).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    expect(Math.abs(Date.parse(String(line?.time)) - Date.now())).toBeLessThan(60_000);
     expect(other).toMatchObject({ engine: { apiKey: "[redacted]" } });
   });
 
