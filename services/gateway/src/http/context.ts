@@ -9,6 +9,10 @@ export interface GatewayEnv {
     /** The request's logger child, made on first use: read it through {@link requestLog}. */
     log: Logger | undefined;
     principal: Principal;
+    /** Response header fields every response of this request carries: see `headerFields` in respond.ts. */
+    headerFields: Record<string, string> | undefined;
+    /** The last response `respond` built (it carries the header fields already). */
+    respondedWith: Response | undefined;
     /** The parsed JSON body of a POST/PUT/PATCH request (set by the body middleware). */
     jsonBody: unknown;
   };

@@ -3,6 +3,7 @@ import type { Context } from "hono";
 import { LIMITS, capabilityProblems, pyStr, type TaskRequirements, type TaskStatus } from "@voiceloc/contracts";
 import type { GatewayDeps } from "../app.ts";
 import { requestLog, type GatewayEnv } from "../http/context.ts";
+import { headerFields, respondText } from "../http/respond.ts";
 import { ValueError422 } from "../http/errors.ts";
 import { InvalidCursorError, type ListQuery, type Page, type TaskRepository } from "../records/repository.ts";
 import type { TaskDoc } from "../records/repository.ts";
@@ -60,7 +61,7 @@ export async function listPage<T extends TaskDoc>(
     params.set("limit", String(listQuery.limit));
     if (listQuery.taskStatus) params.set("task_status", listQuery.taskStatus);
     params.set("cursor", page.nextCursor);
-    c.header("Link", `<${deps.publicBaseUrl}${path}?${params.toString()}>; rel="next"`);
+    headerFields(c).Link = `<${deps.publicBaseUrl}${path}?${params.toString()}>; rel="next"`;
   }
   return page;
 }
@@ -83,13 +84,9 @@ export async function idempotent(
   produce: () => Promise<Created>,
 ): Promise<Response> {
   const respond = (status: number, body: string, location: string | null, replayed: boolean) =>
-    new Response(body, {
-      status,
-      headers: {
-        "Content-Type": "application/json",
-        ...(location ? { Location: location } : {}),
-        ...(replayed ? { "Idempotent-Replayed": "true" } : {}),
-      },
+    respondText(c, status, body, {
+      ...(location ? { Location: location } : {}),
+      ...(replayed ? { "Idempotent-Replayed": "true" } : {}),
     });
   if (key === undefined) {
     const created = await produce();
