@@ -10,6 +10,12 @@
  * list's `Link`) are kept in a plain record (`headerFields(c)`), and JSON answers are built by
  * `respond()` with that record. Responses built otherwise (docs, OpenAPI document, redirects,
  * downloads) get the fields once the handler is done (`applyHeaderFields`), off the fast path.
+ *
+ * A per-request middleware keeps the fast path by: adding response fields with
+ * `headerFields(c)[name] = value` before the handler runs (never `c.header()`, whose fields a
+ * `respond()` answer does not carry, nor anything on `c.res` after `await next()` but reading
+ * `c.res.status`); reading request headers with `requestHeader(c, name)`; logging through a child
+ * made once (see `unredactedChild` for fixed, secret-free fields), not a child per request.
  */
 import type { IncomingMessage } from "node:http";
 import type { Context, TypedResponse } from "hono";
