@@ -132,6 +132,37 @@ describe("embedded store specifics", () => {
     await c.close();
   });
 
+  it("shares one read transaction per loop turn: own writes are read at once, other connections' from the next turn, and none is held after", async () => {
+    const dir = await tempDir();
+    cleanups.push(dir.remove);
+    const a = await openEmbeddedStore({ dir: dir.path });
+    const b = await openEmbeddedStore({ dir: dir.path });
+    cleanups.push(async () => {
+      await a.close();
+      await b.close();
+    });
+    const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+    const colA = await a.collection<{ id: string; seq: number }>({ name: "jobs" });
+    const colB = await b.collection<{ id: string; seq: number }>({ name: "jobs" });
+    await colA.insert({ id: "j1", seq: 1 });
+    // reads, then a write on the same connection in the same turn: the write is read back at once...
+    expect(await colA.get("j1")).toEqual({ id: "j1", seq: 1 });
+    await colA.updateOne({ id: "j1" }, { seq: 2 });
+    expect(await colA.get("j1")).toEqual({ id: "j1", seq: 2 });
+    expect(await colA.find({ seq: 2 })).toEqual([{ id: "j1", seq: 2 }]);
+    // ...and committed at once, not at the end of the turn: another connection sees it now
+    expect(await colB.get("j1")).toEqual({ id: "j1", seq: 2 });
+    await colA.updateOne({ id: "j1" }, { seq: 3 });
+    await turn();
+    expect(await colB.get("j1")).toEqual({ id: "j1", seq: 3 });
+    expect(await colB.count({ seq: 3 })).toBe(1);
+    // once the turn is over no read transaction is left open: a full checkpoint is not blocked
+    await turn();
+    expect(a.db.inTransaction).toBe(false);
+    expect(b.db.inTransaction).toBe(false);
+    expect(a.db.pragma("wal_checkpoint(TRUNCATE)")).toEqual([{ busy: 0, log: 0, checkpointed: 0 }]);
+  });
+
   it("rebuilds an index whose definition changed", async () => {
     const { store } = await openTemp();
     const unique = await store.collection<{ id: string; k: string }>({

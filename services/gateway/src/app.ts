@@ -2,14 +2,14 @@ import { randomUUID } from "node:crypto";
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { swaggerUI } from "@hono/swagger-ui";
 import { HTTPException } from "hono/http-exception";
-import { requestId } from "hono/request-id";
 import type { Context } from "hono";
 import { toValidationDetail } from "@voiceloc/contracts";
-import type { Logger } from "@voiceloc/log";
+import { unredactedChild, type Logger } from "@voiceloc/log";
 import type { Store } from "@voiceloc/store";
 import type { Authenticator } from "./auth/authenticator.ts";
-import { parseJson, limitBody } from "./http/body.ts";
-import type { GatewayApp, GatewayEnv } from "./http/context.ts";
+import { METHODS_WITH_BODY, parseJson, limitBody } from "./http/body.ts";
+import { applyHeaderFields, requestHeader, respond } from "./http/respond.ts";
+import { requestLog, type GatewayApp, type GatewayEnv } from "./http/context.ts";
 import { HttpProblem, ValueError422 } from "./http/errors.ts";
 import { boundedItems } from "./http/limits.ts";
 import type { IdempotencyStore } from "./http/idempotency.ts";
@@ -26,7 +26,7 @@ import type { CapabilitySource } from "./mesh/capabilities.ts";
 import { registerCapabilities } from "./routes/capabilities.ts";
 import type { BlobStore, SigningSecrets } from "@voiceloc/blobs";
 import { API_DESCRIPTION } from "./openapi-description.ts";
-import { rateLimit, type RateLimiter } from "./http/rate-limit.ts";
+import { meterRequest, type RateLimiter } from "./http/rate-limit.ts";
 import { httpMetrics, metricsHandler } from "@voiceloc/telemetry";
 
 export interface GatewayDeps {
@@ -77,7 +77,7 @@ export function createApp(deps: GatewayDeps): GatewayApp {
         // @hono/zod-validator hands the hook the validated input as `data`; the type omits it.
         const data = (result as { data?: unknown }).data;
         // Inputs are echoed bounded (depth, length, items): a huge body is not sent back in full.
-        return c.json({ detail: boundedItems(toValidationDetail(result.error, data, location)) }, 422);
+        return respond(c, 422, { detail: boundedItems(toValidationDetail(result.error, data, location)) });
       }
       return undefined;
     },
@@ -88,33 +88,40 @@ export function createApp(deps: GatewayDeps): GatewayApp {
     app.use("*", httpMetrics());
     app.get("/metrics", metricsHandler({ token: deps.metricsToken }));
   }
-  app.use("*", requestId({ headerName: "X-Request-Id", generator: () => randomUUID() }));
+  // One middleware for the request id and the request line: a per-request logger child is made only
+  // when something logs through it (requestLog), and the line itself skips the redaction pass (its
+  // fields are fixed and hold no secret).
+  const requestLines = unredactedChild(deps.logger);
   app.use("*", async (c, next) => {
-    const log = deps.logger.child({ requestId: c.get("requestId") });
-    c.set("log", log);
+    const given = requestHeader(c, "x-request-id");
+    const id = given !== undefined && given.length > 0 && given.length <= 255 && !/[^\w\-=]/.test(given) ? given : randomUUID();
+    c.set("requestId", id);
+    c.set("headerFields", { "X-Request-Id": id });
     const started = performance.now();
     await next();
+    applyHeaderFields(c);
     const ms = Math.round((performance.now() - started) * 10) / 10;
     const status = c.res.status;
-    const fields = { method: c.req.method, path: c.req.path, status, ms, account: c.get("principal")?.accountId };
-    if (status >= 500) log.error(fields, "request failed");
-    else log.info(fields, "request");
+    const fields = { requestId: id, method: c.req.method, path: c.req.path, status, ms, account: c.get("principal")?.accountId };
+    if (status >= 500) requestLines.error(fields, "request failed");
+    else requestLines.info(fields, "request");
   });
 
-  // Authentication first (401 before 422), for every /v1 operation.
+  // Authentication first (401 before 422), then the credential's request rate, for every /v1 operation.
+  const limiter = deps.rateLimiter;
   app.use("/v1/*", async (c, next) => {
-    // Signed downloads carry their own credential (the signature).
+    // Signed downloads carry their own credential (the signature) and are not metered.
     if (c.req.path.startsWith("/v1/files/")) return next();
     const principal = await deps.authenticator.authenticate({
-      apiKey: c.req.header("api-key"),
-      authorization: c.req.header("authorization"),
+      apiKey: requestHeader(c, "api-key"),
+      authorization: requestHeader(c, "authorization"),
     });
     c.set("principal", principal);
+    if (limiter) await meterRequest(limiter, c);
     await next();
   });
-  app.use("/v1/*", rateLimit(deps.rateLimiter));
-  app.use("/v1/*", limitBody(deps.maxBodyBytes));
-  app.use("/v1/*", parseJson());
+  // Bodies are read (bounded, JSON parsed once) only by the methods that carry one.
+  app.on([...METHODS_WITH_BODY], "/v1/*", limitBody(deps.maxBodyBytes), parseJson());
 
   app.openAPIRegistry.registerComponent("securitySchemes", "APIKeyHeader", {
     type: "apiKey",
@@ -141,7 +148,7 @@ export function createApp(deps: GatewayDeps): GatewayApp {
   registerCapabilities(app, deps);
   if (deps.files) registerFiles(app, deps.files.blobs, deps.files.secret);
 
-  app.get("/healthz", (c) => c.json({ status: "ok" }));
+  app.get("/healthz", (c) => respond(c, 200, { status: "ok" }));
   app.get("/readyz", async (c) => {
     const checks: Record<string, string> = {};
     let ready = true;
@@ -161,7 +168,7 @@ export function createApp(deps: GatewayDeps): GatewayApp {
         }
       }),
     );
-    return c.json({ status: ready ? "ready" : "not ready", checks }, ready ? 200 : 503);
+    return respond(c, ready ? 200 : 503, { status: ready ? "ready" : "not ready", checks });
   });
 
   app.doc31("/openapi.json", {
@@ -181,30 +188,30 @@ export function createApp(deps: GatewayDeps): GatewayApp {
   app.notFound((c) => {
     const methods = allowed(c.req.path);
     if (methods.length > 0) {
-      return c.json({ detail: "Method Not Allowed" }, 405, { Allow: methods.join(", ") });
+      return respond(c, 405, { detail: "Method Not Allowed" }, { Allow: methods.join(", ") });
     }
-    return c.json({ detail: "Not Found" }, 404);
+    return respond(c, 404, { detail: "Not Found" });
   });
 
-  app.onError((error, c) => errorResponse(error, c, c.get("log") ?? deps.logger));
+  app.onError((error, c) => errorResponse(error, c, requestLog(c, deps.logger)));
   return app;
 }
 
 function errorResponse(error: Error, c: Context<GatewayEnv>, log: Logger): Response {
   if (error instanceof ValueError422) {
-    return c.json({ detail: boundedItems(error.items) }, 422);
+    return respond(c, 422, { detail: boundedItems(error.items) });
   }
   if (error instanceof HttpProblem) {
-    return c.json({ detail: error.message }, error.status, safeHeaders(error.headers, log));
+    return respond(c, error.status, { detail: error.message }, safeHeaders(error.headers, log));
   }
   if (error instanceof HTTPException) {
     const status = error.status;
     const detail =
       status === 415 ? "Unsupported Media Type: send the body as application/json" : error.message || "Bad Request";
-    return c.json({ detail }, status);
+    return respond(c, status, { detail });
   }
   log.error({ err: error }, "unhandled error");
-  return c.json({ detail: "Internal Server Error" }, 500);
+  return respond(c, 500, { detail: "Internal Server Error" });
 }
 
 const HEADER_VALUE = /^[\x20-\x7e\t]*$/;
@@ -241,7 +248,8 @@ function allowedMethodsIndex(app: GatewayApp): (path: string) => string[] {
     if (method.toUpperCase() === "GET") row.methods.add("HEAD");
   };
   for (const route of app.routes) {
-    if (route.method !== "ALL") add(route.path, route.method);
+    // "ALL" and wildcard paths are middleware (the body readers are registered per method on /v1/*)
+    if (route.method !== "ALL" && !route.path.includes("*")) add(route.path, route.method);
   }
   return (path) => {
     const row = table.find((r) => r.pattern.test(path));

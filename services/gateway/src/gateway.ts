@@ -6,7 +6,7 @@ import { serve } from "@hono/node-server";
 import type { Config } from "@voiceloc/config";
 import type { Logger } from "@voiceloc/log";
 import { openEmbeddedStore, openMongoStore, type Store } from "@voiceloc/store";
-import { signBlobUrl, type BlobStore } from "@voiceloc/blobs";
+import type { BlobStore } from "@voiceloc/blobs";
 import type { Bus } from "@voiceloc/bus";
 import { checkReference } from "@voiceloc/fetch";
 import { createApp, type GatewayDeps } from "./app.ts";
@@ -16,6 +16,7 @@ import { IDEMPOTENCY_PURGE_INTERVAL_MS, IdempotencyStore } from "./http/idempote
 import type { GatewayApp } from "./http/context.ts";
 import { COLLECTION_OF, type AudioBookDoc, type SubtitleDoc, type TaskDispatcher, type VoiceStreamDoc } from "./records/kinds.ts";
 import { TaskRepository } from "./records/repository.ts";
+import { urlSigner } from "./records/signer.ts";
 import { busSynthesis } from "./mesh/synthesizer.ts";
 import { TaskMesh, type TaskMeshOptions } from "./mesh/tasks.ts";
 import { DispatchSlots } from "./mesh/slots.ts";
@@ -136,7 +137,7 @@ export async function createGateway(options: GatewayOptions): Promise<GatewaySer
     audioBooks,
     voiceStreams,
     subtitles,
-    signer: { sign: (key) => signBlobUrl({ key, baseUrl: config.publicBaseUrl, secret }) },
+    signer: urlSigner({ baseUrl: config.publicBaseUrl, secret }),
     dispatcher: mesh ?? holdDispatcher,
     synthesizer: synthesis,
     voiceCatalog: synthesis,

@@ -30,10 +30,9 @@ const URN = "urn:uuid:";
 const BLOCK_STARTS = [0, 9, 14, 19, 24] as const;
 const GROUP_LENGTHS = [8, 4, 4, 4, 12] as const;
 
-const encoder = new TextEncoder();
-
 function utf8Length(text: string): number {
-  return encoder.encode(text).length;
+  // counted without encoding (a lone surrogate counts 3 bytes, as its U+FFFD replacement would)
+  return Buffer.byteLength(text, "utf8");
 }
 
 function canonical(hex32: string): string {

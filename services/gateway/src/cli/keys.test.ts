@@ -27,6 +27,8 @@ describe("keys CLI", () => {
         expect((await gw.request("GET", "/v1/voices/streams", { key: view.key })).status).toBe(200);
         const out: string[] = [];
         expect(await runKeysCli(["revoke", view.key_id], (l) => out.push(l), env)).toBe(0);
+        // another connection's commit is read from the next event-loop turn on (reads share a snapshot per turn)
+        await new Promise((resolve) => setImmediate(resolve));
         // the running gateway honours the revocation once its short key cache expires
         vi.useFakeTimers({ toFake: ["Date"] });
         try {

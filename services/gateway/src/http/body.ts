@@ -3,10 +3,13 @@ import { bodyLimit } from "hono/body-limit";
 import { parseJsonBody } from "@voiceloc/contracts";
 import { HttpProblem } from "./errors.ts";
 import type { GatewayEnv } from "./context.ts";
+import { requestHeader, respond } from "./respond.ts";
 import { MAX_JSON_DEPTH, boundedInput, codePointIndex, excessNestingAt } from "./limits.ts";
 
 const JSON_TYPE = /^application\/([a-z0-9.+-]*\+)?json(\s*;.*)?$/i;
-const WITH_BODY = new Set(["POST", "PUT", "PATCH"]);
+/** The methods whose requests carry a body to read. */
+export const METHODS_WITH_BODY = ["POST", "PUT", "PATCH"] as const;
+const WITH_BODY = new Set<string>(METHODS_WITH_BODY);
 
 /** 413 past the documented body size, streamed (a missing or lying Content-Length does not help). */
 export function limitBody(maxBytes: number): MiddlewareHandler<GatewayEnv> {
@@ -30,33 +33,30 @@ export function limitBody(maxBytes: number): MiddlewareHandler<GatewayEnv> {
 export function parseJson(): MiddlewareHandler<GatewayEnv> {
   return async (c, next) => {
     if (!WITH_BODY.has(c.req.method)) return next();
-    const contentType = c.req.header("content-type");
+    const contentType = requestHeader(c, "content-type");
     if (contentType === undefined || !JSON_TYPE.test(contentType)) return next();
     const text = await c.req.text();
     if (text.trim() === "") {
-      return c.json({ detail: [{ type: "missing", loc: ["body"], msg: "Field required", input: null }] }, 422);
+      return respond(c, 422, { detail: [{ type: "missing", loc: ["body"], msg: "Field required", input: null }] });
     }
     const tooDeep = excessNestingAt(text, MAX_JSON_DEPTH);
     if (tooDeep !== undefined) {
-      return c.json({ detail: [jsonTooDeepItem(codePointIndex(text, tooDeep))] }, 422);
+      return respond(c, 422, { detail: [jsonTooDeepItem(codePointIndex(text, tooDeep))] });
     }
     const parsed = parseJsonBody(text);
-    if (!parsed.ok) return c.json({ detail: [parsed.item] }, 422);
+    if (!parsed.ok) return respond(c, 422, { detail: [parsed.item] });
     const value = parsed.value;
     if (value === null || typeof value !== "object" || Array.isArray(value)) {
-      return c.json(
-        {
-          detail: [
-            {
-              type: "model_attributes_type",
-              loc: ["body"],
-              msg: "Input should be a valid dictionary or object to extract fields from",
-              input: boundedInput(value),
-            },
-          ],
-        },
-        422,
-      );
+      return respond(c, 422, {
+        detail: [
+          {
+            type: "model_attributes_type",
+            loc: ["body"],
+            msg: "Input should be a valid dictionary or object to extract fields from",
+            input: boundedInput(value),
+          },
+        ],
+      });
     }
     c.set("jsonBody", value);
     return next();

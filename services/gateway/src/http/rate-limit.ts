@@ -27,13 +27,14 @@
  * On a 429, `t` equals `Retry-After`: the seconds until one request is allowed.
  */
 import { createHash } from "node:crypto";
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import { ErrorSchema } from "@voiceloc/contracts";
 import type { Logger } from "@voiceloc/log";
 import { DuplicateKeyError, type Collection, type Store } from "@voiceloc/store";
 import type { Principal } from "../auth/authenticator.ts";
 import type { GatewayEnv } from "./context.ts";
 import { HttpProblem } from "./errors.ts";
+import { headerFields } from "./respond.ts";
 
 export interface RateLimitPolicy {
   /** Sustained requests per minute per credential. */
@@ -288,38 +289,48 @@ export function rateLimitField(remaining: number, seconds: number): string {
 }
 
 /**
- * The middleware: after authentication, before the body is read. Signed
+ * Spends one request of the authenticated principal's budget: adds the RateLimit fields to the
+ * request's response header fields, or throws the 429 (with `Retry-After`). Runs after
+ * authentication, before the body is read.
+ */
+export async function meterRequest(limiter: RateLimiter, c: Context<GatewayEnv>): Promise<void> {
+  const decision = await limiter.take(RateLimiter.partitionOf(c.get("principal")));
+  switch (decision.kind) {
+    case "allowed": {
+      const fields = headerFields(c);
+      fields["RateLimit-Policy"] = limiter.policyField;
+      fields.RateLimit = rateLimitField(decision.remaining, decision.fullInSeconds);
+      return;
+    }
+    case "limited": {
+      const seconds = decision.retryAfterSeconds;
+      const { perMinute, burst } = limiter.policy;
+      throw new TooManyRequestsError(
+        `Too many requests for this credential: the limit is ${perMinute} requests per minute, with bursts of up to ${burst}. Try again in ${seconds} second${seconds === 1 ? "" : "s"}.`,
+        {
+          "Retry-After": String(seconds),
+          "RateLimit-Policy": limiter.policyField,
+          RateLimit: rateLimitField(0, seconds),
+        },
+      );
+    }
+    case "unmetered":
+      return;
+    default: {
+      const never: never = decision;
+      return never;
+    }
+  }
+}
+
+/**
+ * The same as a middleware: after authentication, before the body is read. Signed
  * downloads (`/v1/files/…`) carry their own credential and are not metered.
  */
 export function rateLimit(limiter: RateLimiter | undefined): MiddlewareHandler<GatewayEnv> {
   return async (c, next) => {
-    if (!limiter || c.req.path.startsWith("/v1/files/")) return next();
-    // Authentication ran before this on every metered path, so the principal is set.
-    const decision = await limiter.take(RateLimiter.partitionOf(c.get("principal")));
-    switch (decision.kind) {
-      case "allowed":
-        c.header("RateLimit-Policy", limiter.policyField);
-        c.header("RateLimit", rateLimitField(decision.remaining, decision.fullInSeconds));
-        return next();
-      case "limited": {
-        const seconds = decision.retryAfterSeconds;
-        const { perMinute, burst } = limiter.policy;
-        throw new TooManyRequestsError(
-          `Too many requests for this credential: the limit is ${perMinute} requests per minute, with bursts of up to ${burst}. Try again in ${seconds} second${seconds === 1 ? "" : "s"}.`,
-          {
-            "Retry-After": String(seconds),
-            "RateLimit-Policy": limiter.policyField,
-            RateLimit: rateLimitField(0, seconds),
-          },
-        );
-      }
-      case "unmetered":
-        return next();
-      default: {
-        const never: never = decision;
-        return never;
-      }
-    }
+    if (limiter && !c.req.path.startsWith("/v1/files/")) await meterRequest(limiter, c);
+    return next();
   };
 }
 

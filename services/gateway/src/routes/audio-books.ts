@@ -9,6 +9,7 @@ import {
 } from "@voiceloc/contracts";
 import type { GatewayDeps } from "../app.ts";
 import type { GatewayApp } from "../http/context.ts";
+import { respond } from "../http/respond.ts";
 import { NotFoundError } from "../http/errors.ts";
 import { bodyErrorResponses, createErrorResponses, errorResponses, notFoundResponse } from "../http/responses.ts";
 import { newTaskFields, presentAudioBook, type AudioBookDoc } from "../records/kinds.ts";
@@ -127,14 +128,14 @@ export function registerAudioBooks(app: GatewayApp, deps: GatewayDeps): void {
 
   app.openapi(listAudioBooks, async (c) => {
     const page = await listPage(c, deps, deps.audioBooks, "/v1/audio_books/", c.req.valid("query"));
-    return c.json(page.items.map((doc) => presentAudioBook(doc, deps.signer)), 200);
+    return respond(c, 200, page.items.map((doc) => presentAudioBook(doc, deps.signer)));
   });
 
   app.openapi(getAudioBook, async (c) => {
     const { audio_book_id: id } = c.req.valid("param");
     const doc = await deps.audioBooks.getOwned(c.get("principal").accountId, id);
     if (!doc) throw new NotFoundError("Audio book not found");
-    return c.json(presentAudioBook(doc, deps.signer), 200);
+    return respond(c, 200, presentAudioBook(doc, deps.signer));
   });
 
   app.openapi(updateAudioBook, async (c) => {
@@ -152,6 +153,6 @@ export function registerAudioBooks(app: GatewayApp, deps: GatewayDeps): void {
       doc = await deps.audioBooks.updateOwned(accountId, id, set);
     }
     if (!doc) throw new NotFoundError("Audio book not found");
-    return c.json(presentAudioBook(doc, deps.signer), 200);
+    return respond(c, 200, presentAudioBook(doc, deps.signer));
   });
 }

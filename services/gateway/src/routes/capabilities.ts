@@ -2,6 +2,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { ErrorSchema, LanguageSchema } from "@voiceloc/contracts";
 import type { GatewayDeps } from "../app.ts";
 import type { GatewayApp } from "../http/context.ts";
+import { respond } from "../http/respond.ts";
 import { ServiceUnavailableError } from "../http/errors.ts";
 import { errorResponses } from "../http/responses.ts";
 import { SECURITY } from "./shared.ts";
@@ -48,6 +49,6 @@ export function registerCapabilities(app: GatewayApp, deps: GatewayDeps): void {
   app.openapi(getCapabilities, async (c) => {
     const caps = await deps.capabilities?.get();
     if (!caps) throw new ServiceUnavailableError("The capability table is not available: no worker service is running.", 5);
-    return c.json({ synthesis: caps.synthesis, recognition: caps.recognition, translation: caps.translation, cloning: caps.cloning }, 200);
+    return respond(c, 200, { synthesis: caps.synthesis, recognition: caps.recognition, translation: caps.translation, cloning: caps.cloning });
   });
 }

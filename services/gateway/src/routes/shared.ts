@@ -2,7 +2,8 @@ import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { LIMITS, capabilityProblems, pyStr, type TaskRequirements, type TaskStatus } from "@voiceloc/contracts";
 import type { GatewayDeps } from "../app.ts";
-import type { GatewayEnv } from "../http/context.ts";
+import { requestLog, type GatewayEnv } from "../http/context.ts";
+import { headerFields, respondText } from "../http/respond.ts";
 import { ValueError422 } from "../http/errors.ts";
 import { InvalidCursorError, type ListQuery, type Page, type TaskRepository } from "../records/repository.ts";
 import type { TaskDoc } from "../records/repository.ts";
@@ -60,7 +61,7 @@ export async function listPage<T extends TaskDoc>(
     params.set("limit", String(listQuery.limit));
     if (listQuery.taskStatus) params.set("task_status", listQuery.taskStatus);
     params.set("cursor", page.nextCursor);
-    c.header("Link", `<${deps.publicBaseUrl}${path}?${params.toString()}>; rel="next"`);
+    headerFields(c).Link = `<${deps.publicBaseUrl}${path}?${params.toString()}>; rel="next"`;
   }
   return page;
 }
@@ -83,13 +84,9 @@ export async function idempotent(
   produce: () => Promise<Created>,
 ): Promise<Response> {
   const respond = (status: number, body: string, location: string | null, replayed: boolean) =>
-    new Response(body, {
-      status,
-      headers: {
-        "Content-Type": "application/json",
-        ...(location ? { Location: location } : {}),
-        ...(replayed ? { "Idempotent-Replayed": "true" } : {}),
-      },
+    respondText(c, status, body, {
+      ...(location ? { Location: location } : {}),
+      ...(replayed ? { "Idempotent-Replayed": "true" } : {}),
     });
   if (key === undefined) {
     const created = await produce();
@@ -114,6 +111,6 @@ export async function dispatchQuietly(c: Context<GatewayEnv>, deps: GatewayDeps,
   try {
     await run();
   } catch (error) {
-    c.get("log").warn({ err: error }, "work not published yet; the re-publish sweep will retry");
+    requestLog(c, deps.logger).warn({ err: error }, "work not published yet; the re-publish sweep will retry");
   }
 }

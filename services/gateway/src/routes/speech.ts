@@ -9,6 +9,7 @@ import {
 } from "@voiceloc/contracts";
 import type { GatewayDeps } from "../app.ts";
 import type { GatewayApp } from "../http/context.ts";
+import { respond } from "../http/respond.ts";
 import { ServiceUnavailableError, ValueError422 } from "../http/errors.ts";
 import { bodyErrorResponses, errorResponses } from "../http/responses.ts";
 
@@ -89,6 +90,6 @@ export function registerSpeech(app: GatewayApp, deps: GatewayDeps): void {
       accountId: c.get("principal").accountId,
       requestId: c.get("requestId"),
     });
-    return c.json({ audio_url: deps.signer.sign(result.key), duration_seconds: result.durationSeconds }, 200);
+    return respond(c, 200, { audio_url: deps.signer.sign(result.key), duration_seconds: result.durationSeconds });
   });
 }

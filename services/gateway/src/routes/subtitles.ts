@@ -3,6 +3,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { ListQuerySchema, SubtitleJobSchema, SubtitleVideoSchema, uuidParam } from "@voiceloc/contracts";
 import type { GatewayDeps } from "../app.ts";
 import type { GatewayApp } from "../http/context.ts";
+import { respond } from "../http/respond.ts";
 import { NotFoundError } from "../http/errors.ts";
 import { bodyErrorResponses, createErrorResponses, errorResponses, notFoundResponse } from "../http/responses.ts";
 import { newTaskFields, presentSubtitle, type SubtitleDoc } from "../records/kinds.ts";
@@ -92,13 +93,13 @@ export function registerSubtitles(app: GatewayApp, deps: GatewayDeps): void {
 
   app.openapi(listSubtitleJobs, async (c) => {
     const page = await listPage(c, deps, deps.subtitles, "/v1/videos/subtitle", c.req.valid("query"));
-    return c.json(page.items.map((doc) => presentSubtitle(doc, deps.signer)), 200);
+    return respond(c, 200, page.items.map((doc) => presentSubtitle(doc, deps.signer)));
   });
 
   app.openapi(getSubtitleJob, async (c) => {
     const { subtitle_id: id } = c.req.valid("param");
     const doc = await deps.subtitles.getOwned(c.get("principal").accountId, id);
     if (!doc) throw new NotFoundError("Subtitle job not found");
-    return c.json(presentSubtitle(doc, deps.signer), 200);
+    return respond(c, 200, presentSubtitle(doc, deps.signer));
   });
 }

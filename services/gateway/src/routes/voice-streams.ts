@@ -3,6 +3,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { CreateVoiceStreamSchema, ListQuerySchema, VoiceStreamSchema, uuidParam } from "@voiceloc/contracts";
 import type { GatewayDeps } from "../app.ts";
 import type { GatewayApp } from "../http/context.ts";
+import { respond } from "../http/respond.ts";
 import { NotFoundError } from "../http/errors.ts";
 import { bodyErrorResponses, createErrorResponses, errorResponses, notFoundResponse } from "../http/responses.ts";
 import { newTaskFields, presentVoiceStream, type VoiceStreamDoc } from "../records/kinds.ts";
@@ -88,13 +89,13 @@ export function registerVoiceStreams(app: GatewayApp, deps: GatewayDeps): void {
 
   app.openapi(listVoiceStreams, async (c) => {
     const page = await listPage(c, deps, deps.voiceStreams, "/v1/voices/streams", c.req.valid("query"));
-    return c.json(page.items.map((doc) => presentVoiceStream(doc, deps.signer)), 200);
+    return respond(c, 200, page.items.map((doc) => presentVoiceStream(doc, deps.signer)));
   });
 
   app.openapi(getVoiceStream, async (c) => {
     const { voice_id: id } = c.req.valid("param");
     const doc = await deps.voiceStreams.getOwned(c.get("principal").accountId, id);
     if (!doc) throw new NotFoundError("Voice stream not found");
-    return c.json(presentVoiceStream(doc, deps.signer), 200);
+    return respond(c, 200, presentVoiceStream(doc, deps.signer));
   });
 }

@@ -2,6 +2,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { VoiceInfoSchema, VoicesQuerySchema, ErrorSchema, languageFromNameOrCode } from "@voiceloc/contracts";
 import type { GatewayDeps } from "../app.ts";
 import type { GatewayApp } from "../http/context.ts";
+import { respond } from "../http/respond.ts";
 import { ServiceUnavailableError } from "../http/errors.ts";
 import { errorResponses } from "../http/responses.ts";
 import { SECURITY } from "./shared.ts";
@@ -29,6 +30,6 @@ export function registerVoices(app: GatewayApp, deps: GatewayDeps): void {
     const { language } = c.req.valid("query");
     const wanted = language ? languageFromNameOrCode(language) : undefined;
     const voices = await deps.voiceCatalog.voices();
-    return c.json(wanted ? voices.filter((v) => v.language === wanted) : voices, 200);
+    return respond(c, 200, wanted ? voices.filter((v) => v.language === wanted) : voices);
   });
 }

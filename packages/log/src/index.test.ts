@@ -1,0 +1,86 @@
+import { Writable } from "node:stream";
+import { describe, expect, it } from "vitest";
+import { createLogger, unredactedChild } from "./index.ts";
+
+function memory(): { lines: () => Array<Record<string, unknown>>; stream: Writable } {
+  const chunks: string[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      chunks.push(chunk.toString("utf8"));
+      done();
+    },
+  });
+  return {
+    stream,
+    lines: () =>
+      chunks
+        .join("")
+        .split("\n")
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as Record<string, unknown>),
+  };
+}
+
+const tick = () => new Promise((resolve) => setImmediate(resolve));
+
+describe("createLogger", () => {
+  it("never writes secrets in clear: header credentials, nested secret fields, secret configuration", async () => {
+    const out = memory();
+    const logger = createLogger({ name: "test", destination: out.stream }).child({ component: "c" });
+    logger.info({ req: { headers: { authorization: "Bearer tok-1", "api-key": "key-1", accept: "*/*" } } }, "request");
+    logger.info({ headers: { authorization: "Bearer tok-2", "api-key": "key-2" } }, "headers");
+    logger.info({ engine: { apiKey: "key-3", api_key: "key-4", secret: "s-5", password: "p-6", model: "m" } }, "nested");
+    logger.info({ config: { JWT_SECRET: "j-7", SIGNING_SECRET: "s-8", VOICELOC_API_KEYS: "a:k-9", MONGODB_URL: "mongodb://u:p@h", PORT: 8080 } }, "config");
+    await tick();
+    const text = out.lines().map((line) => JSON.stringify(line)).join("\n");
+    for (const secret of ["tok-1", "key-1", "tok-2", "key-2", "key-3", "key-4", "s-5", "p-6", "j-7", "s-8", "k-9", "u:p@h"]) {
+      expect(text).not.toContain(secret);
+    }
+    const [req, , nested, config] = out.lines();
+    expect(req).toMatchObject({ service: "test", component: "c", level: "info", msg: "request", req: { headers: { authorization: "[redacted]", accept: "*/*" } } });
+    expect(nested).toMatchObject({ engine: { apiKey: "[redacted]", model: "m" } });
+    expect(config).toMatchObject({ config: { JWT_SECRET: "[redacted]", PORT: 8080 } });
+  });
+});
+
+describe("timestamps", () => {
+  it("stamps each line with the time it was written, in ISO 8601 to the millisecond", async () => {
+    const out = memory();
+    const logger = createLogger({ destination: out.stream });
+    const before = Date.now();
+    logger.info("first");
+    await new Promise((resolve) => setTimeout(resolve, 25));
+    logger.info("second");
+    const after = Date.now();
+    await tick();
+    const [first, second] = out.lines().map((line) => Date.parse(String(line.time)));
+    expect(first).toBeGreaterThanOrEqual(before);
+    expect(second).toBeGreaterThanOrEqual((first ?? 0) + 20);
+    expect(second).toBeLessThanOrEqual(after);
+  });
+});
+
+describe("unredactedChild", () => {
+  it("writes its fixed fields to the same destination, with the parent's bindings, and leaves the parent redacting", async () => {
+    const out = memory();
+    const logger = createLogger({ name: "test", destination: out.stream }).child({ component: "gateway" });
+    const lines = unredactedChild(logger, { kind: "request" });
+    lines.info({ requestId: "r-1", method: "GET", path: "/v1/audio_books/", status: 200, ms: 0.4, account: "alice" }, "request");
+    logger.info({ engine: { apiKey: "key-1" } }, "still redacted");
+    await tick();
+    const [line, other] = out.lines();
+    expect(line).toMatchObject({ service: "test", component: "gateway", kind: "request", requestId: "r-1", status: 200, account: "alice", msg: "request" });
+    expect(line?.time).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    expect(Math.abs(Date.parse(String(line?.time)) - Date.now())).toBeLessThan(60_000);
+    expect(other).toMatchObject({ engine: { apiKey: "[redacted]" } });
+  });
+
+  it("honours the level of the logger it came from", async () => {
+    const out = memory();
+    const logger = createLogger({ level: "warn", destination: out.stream });
+    unredactedChild(logger).info({ status: 200 }, "request");
+    unredactedChild(logger).warn({ status: 500 }, "request failed");
+    await tick();
+    expect(out.lines().map((line) => line.msg)).toEqual(["request failed"]);
+  });
+});
