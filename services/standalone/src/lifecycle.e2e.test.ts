@@ -221,7 +221,7 @@ describe("SIGTERM in the middle of a task, over nats-server", () => {
     const paragraph =
       "The old harbour town woke slowly, as it always had. Fishermen carried their nets down to the water, " +
       "and the baker opened his shutters to let the smell of bread into the street. Gulls argued over the roofs. ";
-    await writeFile(join(media, "harbour.txt"), Array.from({ length: 60 }, (_, i) => `${paragraph}This is part ${i + 1}.`).join("\n\n"));
+    await writeFile(join(media, "harbour.txt"), Array.from({ length: 240 }, (_, i) => `${paragraph}This is part ${i + 1}.`).join("\n\n"));
     const dataDir = join(dir.path, "data");
     const gatewayPort = await freePort();
     const base = `http://127.0.0.1:${gatewayPort}`;
@@ -238,9 +238,9 @@ describe("SIGTERM in the middle of a task, over nats-server", () => {
       WORK_ACK_WAIT_MS: "600000",
     };
     const started = [await startService("gateway", common, gatewayPort)];
-    // SHUTDOWN_TIMEOUT_MS=8000: running tasks get 3 s, then are aborted and handed back; a process still
-    // busy at 8 s exits with code 1.
-    const first = await startService("audiobook", { ...common, SHUTDOWN_TIMEOUT_MS: "8000" }, await freePort());
+    // SHUTDOWN_TIMEOUT_MS=6000: running tasks get 2 s, then are aborted and handed back; a process still
+    // busy at 6 s exits with code 1. The book (about 50,000 characters) takes far longer than the grace.
+    const first = await startService("audiobook", { ...common, SHUTDOWN_TIMEOUT_MS: "6000" }, await freePort());
     started.push(first);
     cleanups.push(async () => {
       for (const proc of started) if (isRunning(proc)) await signalAndWait(proc, "SIGKILL");

@@ -90,7 +90,7 @@ describe("/metrics during a job", () => {
   it("shows the HTTP, task, stage, engine and queue series moving on the gateway and the worker", async () => {
     const media = join(dir.path, "media");
     await mkdir(media, { recursive: true });
-    await writeFile(join(media, "book.txt"), Array.from({ length: 4 }, () => SENTENCES).join("\n\n"));
+    await writeFile(join(media, "book.txt"), Array.from({ length: 40 }, () => SENTENCES).join("\n\n"));
     const common = {
       NATS_URL: nats.url,
       DATA_DIR: dir.path,
@@ -128,7 +128,8 @@ describe("/metrics during a job", () => {
     expect(value(workerBefore, ACK_PENDING)).toBe(0);
     expect(value(gatewayBefore, "process_resident_memory_bytes")).toBeGreaterThan(0);
 
-    // Two books for a worker that takes one at a time: one runs, the other waits in the queue.
+    // Two books (several seconds of speech each, so scrapes catch both states) for a worker that takes
+    // one at a time: one runs, the other waits in the queue.
     const ids: string[] = [];
     for (const name of ["First", "Second"]) {
       const res = await fetch(`${base}/v1/audio_books/`, {
