@@ -1,7 +1,5 @@
-import { spawn, type ChildProcess } from "node:child_process";
 import { mkdir, readdir, writeFile } from "node:fs/promises";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { blobRootFor, createFsBlobStore } from "@voiceloc/blobs";
 import { createNatsBus } from "@voiceloc/bus";
@@ -10,56 +8,28 @@ import { createGateway } from "@voiceloc/gateway";
 import { silentLogger } from "@voiceloc/log";
 import { probe, resolveFfmpeg } from "@voiceloc/media";
 import { freePort, startNatsServer, tempDir } from "@voiceloc/testing";
+import { isRunning, signalAndWait, startService, type ServiceProcess } from "./testing/processes.ts";
 
-const here = dirname(fileURLToPath(import.meta.url));
 const KEY = "mesh-key-alice-1";
 /** Ack wait of the work queues in the kill-and-resume test (the default is 60 s). */
 const RESUME_ACK_WAIT_MS = 15_000;
 
-interface Proc {
-  child: ChildProcess;
-  port: number;
-  output: string[];
-}
-
 let nats: Awaited<ReturnType<typeof startNatsServer>>;
 let dir: { path: string; cleanup: () => Promise<void> };
-const procs: Proc[] = [];
+const procs: ServiceProcess[] = [];
 
-async function startProcess(services: string, env: Record<string, string>, port: number): Promise<Proc> {
-  const child = spawn(process.execPath, ["--import", "tsx", join(here, "main.ts")], {
-    cwd: join(here, ".."),
-    env: { ...process.env, SHUTDOWN_TIMEOUT_MS: "20000", ...env, SERVICES: services, PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "info" },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  const proc: Proc = { child, port, output: [] };
-  child.stdout?.on("data", (d: Buffer) => proc.output.push(d.toString()));
-  child.stderr?.on("data", (d: Buffer) => proc.output.push(d.toString()));
+async function startProcess(services: string, env: Record<string, string>, port: number): Promise<ServiceProcess> {
+  const proc = await startService(services, env, port, 90_000);
   procs.push(proc);
-  const deadline = Date.now() + 90_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`${services} exited early:\n${proc.output.join("")}`);
-    try {
-      const res = await fetch(`http://127.0.0.1:${port}/readyz`);
-      if (res.status === 200) return proc;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error(`${services} did not become ready:\n${proc.output.join("")}`);
+  return proc;
 }
 
 /** SIGTERM to every process still running; each must exit on its own with code 0, well before the shutdown timeout. */
 async function stopAll(): Promise<void> {
   const problems: string[] = [];
   for (const p of procs.splice(0)) {
-    if (p.child.exitCode === null && p.child.signalCode === null) {
-      const exited = new Promise<[number | null, NodeJS.Signals | null]>((r) => p.child.once("exit", (code, signal) => r([code, signal])));
-      const started = Date.now();
-      p.child.kill("SIGTERM");
-      const [code, signal] = await exited;
-      const ms = Date.now() - started;
+    if (isRunning(p)) {
+      const { code, signal, ms } = await signalAndWait(p, "SIGTERM");
       if (code !== 0 || signal !== null || ms > SHUTDOWN_BOUND_MS) {
         problems.push(`port ${p.port}: exit code ${String(code)}, signal ${String(signal)}, after ${ms} ms\n${p.output.join("").slice(-2_000)}`);
       }
@@ -123,8 +93,7 @@ describe("gateway and synthesis as two processes over nats-server", () => {
     expect(((await voices.json()) as unknown[]).length).toBeGreaterThan(0);
 
     // stop the synthesis process: the gateway answers 503, not 500
-    const exited = new Promise((r) => synthesis.child.once("exit", r));
-    synthesis.child.kill("SIGTERM");
+    const exited = signalAndWait(synthesis, "SIGTERM");
     await exited;
     const down = await fetch(`${base}/v1/speech/synthesize`, {
       method: "POST",
@@ -265,8 +234,7 @@ describe("a book whose worker is killed mid-way", () => {
       if (Date.now() > deadline) throw new Error(`no checkpoints appeared:\n${first.output.join("")}`);
       await new Promise((r) => setTimeout(r, 100));
     }
-    const exited = new Promise((r) => first.child.once("exit", r));
-    first.child.kill("SIGKILL");
+    const exited = signalAndWait(first, "SIGKILL");
     await exited;
     const finishedBeforeKill = (await chunkFiles()).length;
     const midway = (await (await fetch(`${base}/v1/audio_books/${book.id}`, { headers })).json()) as { task_status: string; task_progress: number };

@@ -4,14 +4,12 @@
  * gateway, the task, stage and engine series on the worker, and the queue backlog (pending, then
  * drained) on both.
  */
-import { spawn, type ChildProcess } from "node:child_process";
 import { mkdir, writeFile } from "node:fs/promises";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort, startNatsServer, tempDir } from "@voiceloc/testing";
+import { signalAndWait, startService, type ServiceProcess } from "./testing/processes.ts";
 
-const here = dirname(fileURLToPath(import.meta.url));
 const KEY = "metrics-key-alice-1";
 const TOKEN = "scrape-token-0123456789";
 const SENTENCES = [
@@ -20,42 +18,18 @@ const SENTENCES = [
   "Ships passed far out at sea, and none of them knew his name, yet all of them trusted his light.",
 ].join(" ");
 
-interface Proc {
-  child: ChildProcess;
-  port: number;
-  output: string[];
-}
-
 let nats: Awaited<ReturnType<typeof startNatsServer>>;
 let dir: { path: string; cleanup: () => Promise<void> };
-const procs: Proc[] = [];
+const procs: ServiceProcess[] = [];
 
-async function startProcess(services: string, env: Record<string, string>): Promise<Proc> {
-  const port = await freePort();
-  const child = spawn(process.execPath, ["--import", "tsx", join(here, "main.ts")], {
-    cwd: join(here, ".."),
-    env: { ...process.env, ...env, SERVICES: services, PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "warn" },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  const proc: Proc = { child, port, output: [] };
-  child.stdout?.on("data", (d: Buffer) => proc.output.push(d.toString()));
-  child.stderr?.on("data", (d: Buffer) => proc.output.push(d.toString()));
+async function startProcess(services: string, env: Record<string, string>): Promise<ServiceProcess> {
+  const proc = await startService(services, { ...env, LOG_LEVEL: "warn" }, await freePort(), 90_000);
   procs.push(proc);
-  const deadline = Date.now() + 90_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`${services} exited early:\n${proc.output.join("")}`);
-    try {
-      if ((await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200) return proc;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error(`${services} did not become ready:\n${proc.output.join("")}`);
+  return proc;
 }
 
 /** Every sample of a scrape: `name{labels}` → value. */
-async function scrape(proc: Proc): Promise<Map<string, number>> {
+async function scrape(proc: ServiceProcess): Promise<Map<string, number>> {
   const res = await fetch(`http://127.0.0.1:${proc.port}/metrics`, { headers: { Authorization: `Bearer ${TOKEN}` } });
   expect(res.status).toBe(200);
   const samples = new Map<string, number>();
@@ -75,13 +49,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const p of procs.splice(0)) {
-    if (p.child.exitCode === null && p.child.signalCode === null) {
-      const exited = new Promise((r) => p.child.once("exit", r));
-      p.child.kill("SIGTERM");
-      await exited;
-    }
-  }
+  for (const p of procs.splice(0)) await signalAndWait(p, "SIGTERM");
   await nats?.stop();
   await dir?.cleanup();
 });

@@ -3,10 +3,8 @@
  * with the gateway and the subtitle worker as separate processes, including a worker killed mid-task
  * that resumes without recognising again.
  */
-import { spawn, type ChildProcess } from "node:child_process";
 import { access, mkdir, readFile, writeFile } from "node:fs/promises";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { blobRootFor, createFsBlobStore } from "@voiceloc/blobs";
 import { createNatsBus } from "@voiceloc/bus";
@@ -16,8 +14,8 @@ import { silentLogger } from "@voiceloc/log";
 import { createMediaToolkit, GLOBAL_ARGS, inputArgs, resolveFfmpeg, runProcess, UNTRUSTED_MEDIA_DEMUXERS, type MediaToolkit } from "@voiceloc/media";
 import { freePort, makeSpeechWav, makeTestVideo, startNatsServer, tempDir } from "@voiceloc/testing";
 import { startRuntime, type Runtime } from "./runtime.ts";
+import { logLines, signalAndWait, startService, type ServiceProcess } from "./testing/processes.ts";
 
-const here = dirname(fileURLToPath(import.meta.url));
 const KEY = "subtitle-key-alice-1";
 const headers = { "API-KEY": KEY, "Content-Type": "application/json" };
 const SPEECH = "The weather is very nice today. I would like a cup of hot coffee please.";
@@ -183,59 +181,25 @@ describe("subtitles through the HTTP API in one process", () => {
   });
 });
 
-interface Proc {
-  child: ChildProcess;
-  port: number;
-  output: string[];
-}
-
 describe("gateway and subtitle worker as separate processes over nats-server", () => {
   let nats: Awaited<ReturnType<typeof startNatsServer>>;
-  const procs: Proc[] = [];
+  const procs: ServiceProcess[] = [];
   const inProcessCleanups: (() => Promise<void>)[] = [];
 
-  async function startProcess(services: string, env: Record<string, string>, port: number): Promise<Proc> {
-    const child = spawn(process.execPath, ["--import", "tsx", join(here, "main.ts")], {
-      cwd: join(here, ".."),
-      env: { ...process.env, ...env, SERVICES: services, PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "info" },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    const proc: Proc = { child, port, output: [] };
-    child.stdout?.on("data", (d: Buffer) => proc.output.push(d.toString()));
-    child.stderr?.on("data", (d: Buffer) => proc.output.push(d.toString()));
+  async function startProcess(services: string, env: Record<string, string>, port: number): Promise<ServiceProcess> {
+    const proc = await startService(services, env, port, 90_000);
     procs.push(proc);
-    const deadline = Date.now() + 90_000;
-    while (Date.now() < deadline) {
-      if (child.exitCode !== null) throw new Error(`${services} exited early:\n${proc.output.join("")}`);
-      try {
-        if ((await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200) return proc;
-      } catch {
-        // not listening yet
-      }
-      await new Promise((r) => setTimeout(r, 250));
-    }
-    throw new Error(`${services} did not become ready:\n${proc.output.join("")}`);
+    return proc;
   }
 
-  const messages = (proc: Proc) =>
-    proc.output
-      .join("")
-      .split("\n")
-      .filter((line) => line.startsWith("{"))
-      .map((line) => (JSON.parse(line) as { msg?: string }).msg);
+  const messages = (proc: ServiceProcess) => logLines(proc).map((line) => line.msg);
 
   beforeAll(async () => {
     nats = await startNatsServer();
   });
 
   afterAll(async () => {
-    for (const p of procs.splice(0)) {
-      if (p.child.exitCode === null && p.child.signalCode === null) {
-        const exited = new Promise((r) => p.child.once("exit", r));
-        p.child.kill("SIGTERM");
-        await exited;
-      }
-    }
+    for (const p of procs.splice(0)) await signalAndWait(p, "SIGTERM");
     for (const cleanup of inProcessCleanups.splice(0).reverse()) await cleanup();
     await nats?.stop();
   });
@@ -301,8 +265,7 @@ describe("gateway and subtitle worker as separate processes over nats-server", (
       if (Date.now() > deadline) throw new Error(`rendering did not start:\n${first.output.join("")}`);
       await new Promise((r) => setTimeout(r, 25));
     }
-    const exited = new Promise((r) => first.child.once("exit", r));
-    first.child.kill("SIGKILL");
+    const exited = signalAndWait(first, "SIGKILL");
     await exited;
     const midway = (await (await fetch(`${base}/v1/videos/subtitle/${big}`, { headers })).json()) as Json;
     expect(midway.task_status).toBe("processing");
