@@ -21,7 +21,7 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { freePort, tempDir } from "@voiceloc/testing";
-import { api, autocannon, killAll, machine, startBare, startShipped, waitFinished, type Bare, type BookRecord, type LoadResult, type Shipped } from "./shipped.ts";
+import { api, autocannon, machine, runBench, startBare, startShipped, waitFinished, type Bare, type BookRecord, type LoadResult, type Shipped } from "./shipped.ts";
 
 const seconds = Number(process.env.DURATION ?? 8);
 const connections = Number(process.env.CONNECTIONS ?? 32);
@@ -150,13 +150,4 @@ async function main(): Promise<void> {
   if (failed) process.exit(1);
 }
 
-process.on("SIGINT", () => {
-  killAll("SIGTERM");
-  process.exit(130);
-});
-
-main().catch((error: unknown) => {
-  process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-  killAll("SIGKILL");
-  process.exit(1);
-});
+runBench(main);

@@ -220,6 +220,19 @@ export async function startBare(routes: Record<string, string>, bodyDir: string)
 }
 
 /** `uptime` figures and core count, printed beside every measurement. */
+/** Runs a bench's main: Ctrl-C and a crash both stop every process the bench started. */
+export function runBench(main: () => Promise<void>): void {
+  process.on("SIGINT", () => {
+    killAll("SIGTERM");
+    process.exit(130);
+  });
+  main().catch((error: unknown) => {
+    process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    killAll("SIGKILL");
+    process.exit(1);
+  });
+}
+
 export function machine(): string {
   const [one, five, fifteen] = loadavg().map((l) => l.toFixed(2));
   return `Node ${process.version}, ${cpus().length} cores, load average ${one} ${five} ${fifteen} (1, 5, 15 min)`;

@@ -20,7 +20,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { freePort, tempDir } from "@voiceloc/testing";
-import { api, killAll, machine, sleep, startShipped, type BookRecord, type Shipped } from "../../gateway/bench/shipped.ts";
+import { api, machine, runBench, sleep, startShipped, type BookRecord, type Shipped } from "../../gateway/bench/shipped.ts";
 
 const ACCOUNTS = 5;
 const BOOKS_PER_ACCOUNT = 4;
@@ -207,13 +207,4 @@ async function main(): Promise<void> {
   if (failed) process.exit(1);
 }
 
-process.on("SIGINT", () => {
-  killAll("SIGTERM");
-  process.exit(130);
-});
-
-main().catch((error: unknown) => {
-  process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-  killAll("SIGKILL");
-  process.exit(1);
-});
+runBench(main);
