@@ -3,7 +3,7 @@
  * configuration, and a clean stop on a signal.
  */
 import { spawn } from "node:child_process";
-import { mkdir, readdir, writeFile } from "node:fs/promises";
+import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
@@ -11,7 +11,7 @@ import { loadConfig } from "@voiceloc/config";
 import { silentLogger } from "@voiceloc/log";
 import { freePort, startNatsServer, tempDir, type NatsServerHandle } from "@voiceloc/testing";
 import { startRuntime, type Runtime } from "./runtime.ts";
-import { isRunning, logLines, signalAndWait, startService } from "./testing/processes.ts";
+import { chunkCheckpoints, createEnglishBook, isRunning, logLines, signalAndWait, startService, waitForChunkCheckpoints } from "./testing/processes.ts";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const cleanups: Array<() => Promise<void>> = [];
@@ -246,24 +246,12 @@ describe("SIGTERM in the middle of a task, over nats-server", () => {
       for (const proc of started) if (isRunning(proc)) await signalAndWait(proc, "SIGKILL");
     });
     const headers = { "API-KEY": key, "Content-Type": "application/json" };
-    const book = (await (
-      await fetch(`${base}/v1/audio_books/`, {
-        method: "POST",
-        headers,
-        body: JSON.stringify({ file: "harbour.txt", name: "Harbour", source_language: "English", target_language: "English" }),
-      })
-    ).json()) as { id: string };
+    const book = { id: await createEnglishBook(base, key, "harbour.txt", "Harbour") };
 
-    const checkpoints = join(dataDir, "blobs", "objects", "tasks", book.id, "checkpoints");
-    const chunkFiles = async () => (await readdir(checkpoints).catch(() => [] as string[])).filter((f) => /^chunk-.*\.mp3$/.test(f));
-    const deadline = Date.now() + 120_000;
-    while ((await chunkFiles()).length < 3) {
-      if (Date.now() > deadline) throw new Error(`no checkpoints appeared:\n${first.output.join("")}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await waitForChunkCheckpoints(dataDir, book.id, 3, first);
     const exit = await signalAndWait(first, "SIGTERM");
     expect({ code: exit.code, signal: exit.signal }, first.output.join("").slice(-3_000)).toEqual({ code: 0, signal: null });
-    const finishedBeforeStop = (await chunkFiles()).length;
+    const finishedBeforeStop = (await chunkCheckpoints(dataDir, book.id)).length;
     const firstLog = logLines(first);
     expect(firstLog.some((l) => l.msg === "task aborted by shutdown; it will be redelivered" && l.taskId === book.id)).toBe(true);
     expect(firstLog.some((l) => l.msg === "audio book ready")).toBe(false);

@@ -1,4 +1,4 @@
-import { mkdir, readdir, writeFile } from "node:fs/promises";
+import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { blobRootFor, createFsBlobStore } from "@voiceloc/blobs";
@@ -8,7 +8,7 @@ import { createGateway } from "@voiceloc/gateway";
 import { silentLogger } from "@voiceloc/log";
 import { probe, resolveFfmpeg } from "@voiceloc/media";
 import { freePort, startNatsServer, tempDir } from "@voiceloc/testing";
-import { isRunning, signalAndWait, startService, type ServiceProcess } from "./testing/processes.ts";
+import { chunkCheckpoints, createEnglishBook, isRunning, signalAndWait, startService, waitForChunkCheckpoints, type ServiceProcess } from "./testing/processes.ts";
 
 const KEY = "mesh-key-alice-1";
 /** Ack wait of the work queues in the kill-and-resume test (the default is 60 s). */
@@ -218,25 +218,13 @@ describe("a book whose worker is killed mid-way", () => {
     });
     const first = await startProcess("audiobook", common, await freePort());
     const headers = { "API-KEY": KEY, "Content-Type": "application/json" };
-    const book = (await (
-      await fetch(`${base}/v1/audio_books/`, {
-        method: "POST",
-        headers,
-        body: JSON.stringify({ file: "harbour.txt", name: "Harbour", source_language: "English", target_language: "English" }),
-      })
-    ).json()) as { id: string };
+    const book = { id: await createEnglishBook(base, KEY, "harbour.txt", "Harbour") };
 
     // Wait until a few chunks are checkpointed, then kill the worker without warning.
-    const checkpoints = join(dataDir, "blobs", "objects", "tasks", book.id, "checkpoints");
-    const chunkFiles = async () => (await readdir(checkpoints).catch(() => [] as string[])).filter((f) => /^chunk-.*\.mp3$/.test(f));
-    const deadline = Date.now() + 120_000;
-    while ((await chunkFiles()).length < 3) {
-      if (Date.now() > deadline) throw new Error(`no checkpoints appeared:\n${first.output.join("")}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await waitForChunkCheckpoints(dataDir, book.id, 3, first);
     const exited = signalAndWait(first, "SIGKILL");
     await exited;
-    const finishedBeforeKill = (await chunkFiles()).length;
+    const finishedBeforeKill = (await chunkCheckpoints(dataDir, book.id)).length;
     const midway = (await (await fetch(`${base}/v1/audio_books/${book.id}`, { headers })).json()) as { task_status: string; task_progress: number };
     expect(midway.task_status).toBe("processing");
     // progress had risen before the kill, so a retry opening at 0 would show as a drop

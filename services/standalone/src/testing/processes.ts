@@ -2,6 +2,7 @@
  * Test helpers: the entry point (main.ts) run as a child process per service, as a mesh runs it.
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import { readdir } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -70,4 +71,30 @@ export function logLines(proc: ServiceProcess): Array<Record<string, unknown>> {
         return [];
       }
     });
+}
+
+/** Creates an English → English audio book of a MEDIA_ROOT file through the gateway; returns its id. */
+export async function createEnglishBook(base: string, key: string, file: string, name: string): Promise<string> {
+  const res = await fetch(`${base}/v1/audio_books/`, {
+    method: "POST",
+    headers: { "API-KEY": key, "Content-Type": "application/json" },
+    body: JSON.stringify({ file, name, source_language: "English", target_language: "English" }),
+  });
+  if (res.status !== 201) throw new Error(`creating ${file}: ${res.status} ${await res.text()}`);
+  return ((await res.json()) as { id: string }).id;
+}
+
+/** The chunk checkpoints an audio book task has written so far (file blob store under DATA_DIR). */
+export async function chunkCheckpoints(dataDir: string, taskId: string): Promise<string[]> {
+  const names = await readdir(join(dataDir, "blobs", "objects", "tasks", taskId, "checkpoints")).catch(() => [] as string[]);
+  return names.filter((name) => /^chunk-.*\.mp3$/.test(name));
+}
+
+/** Waits (polling) until the task has at least `count` chunk checkpoints; the worker's output on a timeout. */
+export async function waitForChunkCheckpoints(dataDir: string, taskId: string, count: number, worker: ServiceProcess, timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while ((await chunkCheckpoints(dataDir, taskId)).length < count) {
+    if (Date.now() > deadline) throw new Error(`no ${count} checkpoints appeared:\n${worker.output.join("")}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
