@@ -1,14 +1,10 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { blobRootFor, createFsBlobStore } from "@voiceloc/blobs";
-import { createNatsBus } from "@voiceloc/bus";
-import { loadConfig } from "@voiceloc/config";
-import { createGateway } from "@voiceloc/gateway";
 import { silentLogger } from "@voiceloc/log";
 import { probe, resolveFfmpeg } from "@voiceloc/media";
 import { freePort, startNatsServer, tempDir } from "@voiceloc/testing";
-import { chunkCheckpoints, createEnglishBook, isRunning, signalAndWait, startService, waitForChunkCheckpoints, type ServiceProcess } from "./testing/processes.ts";
+import { chunkCheckpoints, createEnglishBook, isRunning, signalAndWait, startSampledGateway, startService, waitForChunkCheckpoints, type ServiceProcess } from "./testing/processes.ts";
 
 const KEY = "mesh-key-alice-1";
 /** Ack wait of the work queues in the kill-and-resume test (the default is 60 s). */
@@ -194,28 +190,8 @@ describe("a book whose worker is killed mid-way", () => {
       WORK_ACK_WAIT_MS: String(RESUME_ACK_WAIT_MS),
     };
     // The gateway runs in this process so that every projection update can be sampled as it is stored.
-    const progressOf = new Map<string, number[]>();
-    const gatewayBus = await createNatsBus({ url: nats.url, logger: silentLogger(), name: "test-gateway", workAckWaitMs: RESUME_ACK_WAIT_MS });
-    const config = loadConfig({ ...common, SERVICES: "gateway", PORT: String(gatewayPort), HOST: "127.0.0.1", LOG_LEVEL: "silent" });
-    const gatewayBlobs = createFsBlobStore({ root: blobRootFor(config.dataDir) });
-    const gateway = await createGateway({
-      config,
-      logger: silentLogger(),
-      bus: gatewayBus,
-      blobs: gatewayBlobs,
-      onProjected: (event, record) => {
-        if (!record) return;
-        const seen = progressOf.get(record.id) ?? [];
-        seen.push(record.task_progress);
-        progressOf.set(record.id, seen);
-      },
-    });
-    await gateway.start();
-    inProcessCleanups.push(async () => {
-      await gateway.stop();
-      await gatewayBus.close({ graceMs: 5_000 });
-      await gatewayBlobs.close();
-    });
+    const { progressOf, stop: stopGateway } = await startSampledGateway(nats.url, common, gatewayPort, RESUME_ACK_WAIT_MS);
+    inProcessCleanups.push(stopGateway);
     const first = await startProcess("audiobook", common, await freePort());
     const headers = { "API-KEY": KEY, "Content-Type": "application/json" };
     const book = { id: await createEnglishBook(base, KEY, "harbour.txt", "Harbour") };

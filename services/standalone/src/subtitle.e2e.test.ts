@@ -6,15 +6,12 @@
 import { access, mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { blobRootFor, createFsBlobStore } from "@voiceloc/blobs";
-import { createNatsBus } from "@voiceloc/bus";
 import { loadConfig } from "@voiceloc/config";
-import { createGateway } from "@voiceloc/gateway";
 import { silentLogger } from "@voiceloc/log";
 import { createMediaToolkit, GLOBAL_ARGS, inputArgs, resolveFfmpeg, runProcess, UNTRUSTED_MEDIA_DEMUXERS, type MediaToolkit } from "@voiceloc/media";
 import { freePort, makeSpeechWav, makeTestVideo, startNatsServer, tempDir } from "@voiceloc/testing";
 import { startRuntime, type Runtime } from "./runtime.ts";
-import { logLines, signalAndWait, startService, type ServiceProcess } from "./testing/processes.ts";
+import { logLines, signalAndWait, startSampledGateway, startService, type ServiceProcess } from "./testing/processes.ts";
 
 const KEY = "subtitle-key-alice-1";
 const headers = { "API-KEY": KEY, "Content-Type": "application/json" };
@@ -220,28 +217,8 @@ describe("gateway and subtitle worker as separate processes over nats-server", (
     };
     // The gateway runs in this process (SERVICES=gateway, the worker in its own) so that every
     // projection update can be sampled as it is stored.
-    const progressOf = new Map<string, number[]>();
-    const gatewayBus = await createNatsBus({ url: nats.url, logger: silentLogger(), name: "test-gateway", workAckWaitMs: RESUME_ACK_WAIT_MS });
-    const config = loadConfig({ ...common, SERVICES: "gateway", PORT: String(gatewayPort), HOST: "127.0.0.1", LOG_LEVEL: "silent" });
-    const gatewayBlobs = createFsBlobStore({ root: blobRootFor(config.dataDir) });
-    const gateway = await createGateway({
-      config,
-      logger: silentLogger(),
-      bus: gatewayBus,
-      blobs: gatewayBlobs,
-      onProjected: (_event, record) => {
-        if (!record) return;
-        const seen = progressOf.get(record.id) ?? [];
-        seen.push(record.task_progress);
-        progressOf.set(record.id, seen);
-      },
-    });
-    await gateway.start();
-    inProcessCleanups.push(async () => {
-      await gateway.stop();
-      await gatewayBus.close({ graceMs: 5_000 });
-      await gatewayBlobs.close();
-    });
+    const { progressOf, stop: stopGateway } = await startSampledGateway(nats.url, common, gatewayPort, RESUME_ACK_WAIT_MS);
+    inProcessCleanups.push(stopGateway);
     const first = await startProcess("subtitle", common, await freePort());
 
     const id = await create(base, { file: "talk.mp4", source_language: "English", target_language: "English" });

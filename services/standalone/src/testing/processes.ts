@@ -3,6 +3,11 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { readdir } from "node:fs/promises";
+import { blobRootFor, createFsBlobStore } from "@voiceloc/blobs";
+import { createNatsBus } from "@voiceloc/bus";
+import { loadConfig } from "@voiceloc/config";
+import { createGateway } from "@voiceloc/gateway";
+import { silentLogger } from "@voiceloc/log";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -97,4 +102,41 @@ export async function waitForChunkCheckpoints(dataDir: string, taskId: string, c
     if (Date.now() > deadline) throw new Error(`no ${count} checkpoints appeared:\n${worker.output.join("")}`);
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/**
+ * A gateway in the test's own process (SERVICES=gateway) over the given nats-server, recording every
+ * task_progress value the projection stores, per record id, so a test can check it never goes back.
+ */
+export async function startSampledGateway(
+  natsUrl: string,
+  env: Record<string, string>,
+  port: number,
+  workAckWaitMs: number,
+): Promise<{ progressOf: Map<string, number[]>; stop: () => Promise<void> }> {
+  const progressOf = new Map<string, number[]>();
+  const bus = await createNatsBus({ url: natsUrl, logger: silentLogger(), name: "test-gateway", workAckWaitMs });
+  const config = loadConfig({ ...env, SERVICES: "gateway", PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "silent" });
+  const blobs = createFsBlobStore({ root: blobRootFor(config.dataDir) });
+  const gateway = await createGateway({
+    config,
+    logger: silentLogger(),
+    bus,
+    blobs,
+    onProjected: (_event, record) => {
+      if (!record) return;
+      const seen = progressOf.get(record.id) ?? [];
+      seen.push(record.task_progress);
+      progressOf.set(record.id, seen);
+    },
+  });
+  await gateway.start();
+  return {
+    progressOf,
+    stop: async () => {
+      await gateway.stop();
+      await bus.close({ graceMs: 5_000 });
+      await blobs.close();
+    },
+  };
 }
