@@ -73,6 +73,20 @@ export async function projectEvent(repos: TaskRepositories, event: TaskEvent): P
   return repo.applyEvent(event.task_id, event.seq, set as Partial<TaskDoc>, event.status === "completed" ? 100 : event.progress);
 }
 
+/** A record after this process projected an event (or a dead letter) into it, as stored then. */
+export interface RecordChange {
+  kind: TaskKind;
+  record: TaskDoc;
+  /**
+   * This very change moved the record to `completed` or `failed` (true once per record, whatever the
+   * number of deliveries: a redelivered final event is not applied again). Progress-only and stale
+   * events come with `false`.
+   */
+  finishedNow: boolean;
+}
+
+export type RecordChangeListener = (change: RecordChange) => void;
+
 export interface TaskMeshOptions {
   /** Re-publish sweep period. Default 30 000 ms. */
   sweepIntervalMs?: number;
@@ -97,6 +111,7 @@ export class TaskMesh implements TaskDispatcher {
   private readonly pumps = new Map<string, Promise<void>>();
   /** The bus typed by the catalogue: work, events and dead letters by name, payloads checked. */
   private readonly bus: CatalogBus<BusCatalogue>;
+  private readonly changeListeners = new Set<RecordChangeListener>();
 
   constructor(
     bus: Bus,
@@ -193,10 +208,34 @@ export class TaskMesh implements TaskDispatcher {
     return run;
   }
 
+  /**
+   * Calls `listener` after every change this process projects into a record (live progress streams,
+   * webhooks). Listeners run synchronously and must not throw or block; returns the unsubscribe.
+   */
+  onChange(listener: RecordChangeListener): () => void {
+    this.changeListeners.add(listener);
+    return () => this.changeListeners.delete(listener);
+  }
+
+  private emitChange(kind: TaskKind, record: TaskDoc | null, finishedNow: boolean): void {
+    if (!record || this.changeListeners.size === 0) return;
+    const change: RecordChange = { kind, record, finishedNow: finishedNow && FINISHED_STATUSES.includes(record.task_status) };
+    for (const listener of this.changeListeners) {
+      try {
+        listener(change);
+      } catch (error) {
+        this.logger.error({ err: error, taskId: record.id }, "record change listener failed");
+      }
+    }
+  }
+
   private async onEvent(event: TaskEvent): Promise<void> {
     const applied = await projectEvent(this.repos, event);
     this.logger.debug({ taskId: event.task_id, seq: event.seq, status: event.status, progress: event.progress, applied }, "task event");
-    if (this.options.onProjected) this.options.onProjected(event, await this.repos[event.kind].get(event.task_id));
+    const wanted = this.options.onProjected !== undefined || this.changeListeners.size > 0;
+    const record = wanted ? await this.repos[event.kind].get(event.task_id) : null;
+    if (this.options.onProjected) this.options.onProjected(event, record);
+    this.emitChange(event.kind, record, applied && (event.status === "completed" || event.status === "failed"));
     if (event.status === "completed" || event.status === "failed") await this.finished(event.task_id);
   }
 
@@ -234,6 +273,7 @@ export class TaskMesh implements TaskDispatcher {
     const repo = this.repos[kind] as TaskRepository<TaskDoc>;
     const failed = await repo.failIfUnfinished(taskId, reason, new Date().toISOString());
     this.logger.warn({ taskId, kind, reason, applied: failed }, "task dead-lettered");
+    if (failed && this.changeListeners.size > 0) this.emitChange(kind, await repo.get(taskId), true);
     await this.finished(taskId);
   }
 }
