@@ -179,6 +179,10 @@ export const EnvSchema = z
     ENGINE_NICE: z.coerce.number().int().min(0).max(19).default(10),
     RATE_LIMIT_PER_MINUTE: wholeNumber(600, 1_000_000, true),
     RATE_LIMIT_BURST: wholeNumber(undefined, 1_000_000, false),
+    /** Live progress streams (`…/events`): a `: heartbeat` comment after this long without another frame. */
+    SSE_HEARTBEAT_MS: z.coerce.number().int().min(1_000).max(300_000).default(15_000),
+    /** Live progress streams one account (owner) may hold open at once on one gateway process; more: 429. */
+    SSE_MAX_STREAMS_PER_ACCOUNT: z.coerce.number().int().min(1).max(100_000).default(100),
     /** Longest media a voice stream (or subtitle task) accepts, in decoded seconds. */
     MAX_MEDIA_SECONDS: z.coerce.number().int().min(1).max(7 * 24 * 3600).default(DEFAULT_MAX_MEDIA_SECONDS),
     /** Most characters of text one audio book may have. */
@@ -280,6 +284,8 @@ export const EnvSchema = z
         env.RATE_LIMIT_PER_MINUTE === undefined
           ? undefined
           : { perMinute: env.RATE_LIMIT_PER_MINUTE, burst: env.RATE_LIMIT_BURST ?? Math.ceil(env.RATE_LIMIT_PER_MINUTE / 6) },
+      /** Live progress over Server-Sent Events: heartbeat period and open streams per owner (per gateway process). */
+      sse: { heartbeatMs: env.SSE_HEARTBEAT_MS, maxStreamsPerAccount: env.SSE_MAX_STREAMS_PER_ACCOUNT },
       maxMediaSeconds: env.MAX_MEDIA_SECONDS,
       maxBookCharacters: env.MAX_BOOK_CHARACTERS,
       scheduling: { accountMaxTasksInFlight: env.ACCOUNT_MAX_TASKS_IN_FLIGHT },

@@ -24,6 +24,8 @@ import { registerFiles } from "./routes/files.ts";
 import type { VoiceCatalog } from "./mesh/synthesizer.ts";
 import type { CapabilitySource } from "./mesh/capabilities.ts";
 import { registerCapabilities } from "./routes/capabilities.ts";
+import { registerEvents } from "./routes/events.ts";
+import type { RecordEvents } from "./http/sse.ts";
 import type { BlobStore, SigningSecrets } from "@voiceloc/blobs";
 import { API_DESCRIPTION } from "./openapi-description.ts";
 import { meterRequest, type RateLimiter } from "./http/rate-limit.ts";
@@ -39,6 +41,8 @@ export interface GatewayDeps {
   subtitles: TaskRepository<SubtitleDoc>;
   signer: UrlSigner;
   dispatcher: TaskDispatcher;
+  /** Live progress streams (`…/events`): this process's fan-out of record changes. */
+  events: RecordEvents;
   synthesizer?: Synthesizer | undefined;
   voiceCatalog?: VoiceCatalog | undefined;
   /** The engines' capability table (from the workers), for GET /v1/capabilities and 422s at creation. */
@@ -146,6 +150,7 @@ export function createApp(deps: GatewayDeps): GatewayApp {
   registerSpeech(app, deps);
   registerVoices(app, deps);
   registerCapabilities(app, deps);
+  registerEvents(app, deps);
   if (deps.files) registerFiles(app, deps.files.blobs, deps.files.secret);
 
   app.get("/healthz", (c) => respond(c, 200, { status: "ok" }));
@@ -180,6 +185,7 @@ export function createApp(deps: GatewayDeps): GatewayApp {
       { name: "Voice streams", description: "Speech turned into translated speech." },
       { name: "Video", description: "Transcribed, translated subtitles for videos." },
       { name: "Speech", description: "Speech synthesis on demand." },
+      { name: "Events", description: "Live progress of audio books, voice streams and subtitle jobs over Server-Sent Events." },
     ],
   });
   app.get("/docs", swaggerUI({ url: "/openapi.json", title: "Voice Localization Service API" }));

@@ -22,6 +22,7 @@ import { TaskMesh, type TaskMeshOptions } from "./mesh/tasks.ts";
 import { DispatchSlots } from "./mesh/slots.ts";
 import { busCapabilities } from "./mesh/capabilities.ts";
 import { RateLimiter } from "./http/rate-limit.ts";
+import { RecordEvents } from "./http/sse.ts";
 
 /** Where the gateway keeps its embedded store: its own directory, never shared with another process. */
 export function gatewayDataDir(config: Config): string {
@@ -128,6 +129,14 @@ export async function createGateway(options: GatewayOptions): Promise<GatewaySer
         },
       )
     : undefined;
+  const events = new RecordEvents({
+    repos: { audiobook: audioBooks, "voice-stream": voiceStreams, subtitle: subtitles },
+    bus: options.bus,
+    logger,
+    heartbeatMs: config.sse.heartbeatMs,
+    maxStreamsPerAccount: config.sse.maxStreamsPerAccount,
+  });
+  if (mesh) events.attach(mesh);
   const synthesis = options.bus ? busSynthesis(options.bus, { maxCharacters: config.synthesisMaxCharacters }) : undefined;
   const deps: GatewayDeps = {
     logger,
@@ -139,6 +148,7 @@ export async function createGateway(options: GatewayOptions): Promise<GatewaySer
     subtitles,
     signer: urlSigner({ baseUrl: config.publicBaseUrl, secret }),
     dispatcher: mesh ?? holdDispatcher,
+    events,
     synthesizer: synthesis,
     voiceCatalog: synthesis,
     capabilities: options.bus ? busCapabilities(options.bus, logger, options.capabilityTtlMs) : undefined,
@@ -155,12 +165,14 @@ export async function createGateway(options: GatewayOptions): Promise<GatewaySer
   const app = createApp(deps);
   let server: Server | undefined;
   let stopPurging: (() => Promise<void>) | undefined;
+  let stopping: Promise<void> | undefined;
 
   return {
     name: "gateway",
     app,
     deps,
     start: async () => {
+      await events.start();
       await mesh?.start();
       stopPurging ??= deps.idempotency.startPurging(options.idempotencyPurgeIntervalMs ?? IDEMPOTENCY_PURGE_INTERVAL_MS, logger);
       return new Promise<number>((resolve, reject) => {
@@ -172,17 +184,26 @@ export async function createGateway(options: GatewayOptions): Promise<GatewaySer
         server = s;
       });
     },
-    stop: async () => {
-      if (server) {
-        const s = server;
-        const closed = new Promise<void>((resolve) => s.close(() => resolve()));
-        s.closeIdleConnections();
-        await closed;
-      }
-      await stopPurging?.();
-      stopPurging = undefined;
-      await mesh?.stop();
-      await store.close();
-    },
+    // idempotent: a second call waits for the first
+    stop: () =>
+      (stopping ??= (async () => {
+        if (server) {
+          const s = server;
+          const closed = new Promise<void>((resolve) => s.close(() => resolve()));
+          // live progress streams end now (their clients reconnect to another gateway with Last-Event-ID);
+          // otherwise they would hold the server open until the shutdown timeout
+          await events.stop();
+          // connections whose stream just ended turn idle a moment later
+          s.closeIdleConnections();
+          const sweep = setInterval(() => s.closeIdleConnections(), 100);
+          await closed.finally(() => clearInterval(sweep));
+        } else {
+          await events.stop();
+        }
+        await stopPurging?.();
+        stopPurging = undefined;
+        await mesh?.stop();
+        await store.close();
+      })()),
   };
 }
