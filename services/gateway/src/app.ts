@@ -28,6 +28,7 @@ import type { BlobStore, SigningSecrets } from "@voiceloc/blobs";
 import { API_DESCRIPTION } from "./openapi-description.ts";
 import { meterRequest, type RateLimiter } from "./http/rate-limit.ts";
 import { httpMetrics, metricsHandler } from "@voiceloc/telemetry";
+import { WEBHOOKS_TAG, registerWebhooks, type WebhookRouteDeps } from "./webhooks/routes.ts";
 
 export interface GatewayDeps {
   logger: Logger;
@@ -54,6 +55,8 @@ export interface GatewayDeps {
   metricsToken?: string | undefined;
   /** `false`: no HTTP metrics middleware and no /metrics (the overhead benchmark's baseline). */
   metrics?: boolean | undefined;
+  /** Webhook endpoints (`/v1/webhooks`): their store, the secret sealer and the URL policy. */
+  webhooks?: WebhookRouteDeps | undefined;
   maxBodyBytes: number;
   fileReferenceCheck: (ref: string) => string | null;
   now?: () => Date;
@@ -147,6 +150,7 @@ export function createApp(deps: GatewayDeps): GatewayApp {
   registerVoices(app, deps);
   registerCapabilities(app, deps);
   if (deps.files) registerFiles(app, deps.files.blobs, deps.files.secret);
+  if (deps.webhooks) registerWebhooks(app, deps, deps.webhooks);
 
   app.get("/healthz", (c) => respond(c, 200, { status: "ok" }));
   app.get("/readyz", async (c) => {
@@ -180,6 +184,7 @@ export function createApp(deps: GatewayDeps): GatewayApp {
       { name: "Voice streams", description: "Speech turned into translated speech." },
       { name: "Video", description: "Transcribed, translated subtitles for videos." },
       { name: "Speech", description: "Speech synthesis on demand." },
+      ...(deps.webhooks ? [WEBHOOKS_TAG] : []),
     ],
   });
   app.get("/docs", swaggerUI({ url: "/openapi.json", title: "Voice Localization Service API" }));

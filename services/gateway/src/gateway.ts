@@ -22,6 +22,10 @@ import { TaskMesh, type TaskMeshOptions } from "./mesh/tasks.ts";
 import { DispatchSlots } from "./mesh/slots.ts";
 import { busCapabilities } from "./mesh/capabilities.ts";
 import { RateLimiter } from "./http/rate-limit.ts";
+import { presentAudioBook, presentSubtitle, presentVoiceStream, type TaskKind } from "./records/kinds.ts";
+import { WebhookRepository } from "./webhooks/repository.ts";
+import { SecretBox } from "./webhooks/secrets.ts";
+import { WebhookDelivery } from "./webhooks/delivery.ts";
 
 /** Where the gateway keeps its embedded store: its own directory, never shared with another process. */
 export function gatewayDataDir(config: Config): string {
@@ -128,6 +132,33 @@ export async function createGateway(options: GatewayOptions): Promise<GatewaySer
         },
       )
     : undefined;
+  const signer = urlSigner({ baseUrl: config.publicBaseUrl, secret });
+  const webhooks = { repo: await WebhookRepository.open(store), box: new SecretBox(secret), urlPolicy: { allowPrivateHosts: config.fetch.allowPrivateHosts } };
+  // Webhook deliveries: enqueued when this process projects a record finishing, consumed by every gateway.
+  const render = async (kind: TaskKind, id: string): Promise<unknown> => {
+    if (kind === "audiobook") {
+      const doc = await audioBooks.get(id);
+      return doc ? presentAudioBook(doc, signer) : null;
+    }
+    if (kind === "voice-stream") {
+      const doc = await voiceStreams.get(id);
+      return doc ? presentVoiceStream(doc, signer) : null;
+    }
+    const doc = await subtitles.get(id);
+    return doc ? presentSubtitle(doc, signer) : null;
+  };
+  const delivery =
+    options.bus && mesh
+      ? new WebhookDelivery({
+          bus: options.bus,
+          repo: webhooks.repo,
+          box: webhooks.box,
+          render,
+          settings: { ...config.webhooks, allowPrivateHosts: config.fetch.allowPrivateHosts },
+          logger: logger.child({ component: "webhooks" }),
+        })
+      : undefined;
+  if (mesh && delivery) mesh.onChange(delivery.onChange);
   const synthesis = options.bus ? busSynthesis(options.bus, { maxCharacters: config.synthesisMaxCharacters }) : undefined;
   const deps: GatewayDeps = {
     logger,
@@ -137,7 +168,7 @@ export async function createGateway(options: GatewayOptions): Promise<GatewaySer
     audioBooks,
     voiceStreams,
     subtitles,
-    signer: urlSigner({ baseUrl: config.publicBaseUrl, secret }),
+    signer,
     dispatcher: mesh ?? holdDispatcher,
     synthesizer: synthesis,
     voiceCatalog: synthesis,
@@ -149,6 +180,7 @@ export async function createGateway(options: GatewayOptions): Promise<GatewaySer
       : undefined,
     publicBaseUrl: config.publicBaseUrl,
     metricsToken: config.telemetry.metricsToken,
+    webhooks,
     maxBodyBytes: config.maxBodyBytes,
     fileReferenceCheck: (ref) => fileReferenceProblem(ref, config.mediaRoot, config.fetch),
   };
@@ -161,6 +193,7 @@ export async function createGateway(options: GatewayOptions): Promise<GatewaySer
     app,
     deps,
     start: async () => {
+      await delivery?.start();
       await mesh?.start();
       stopPurging ??= deps.idempotency.startPurging(options.idempotencyPurgeIntervalMs ?? IDEMPOTENCY_PURGE_INTERVAL_MS, logger);
       return new Promise<number>((resolve, reject) => {
@@ -182,6 +215,7 @@ export async function createGateway(options: GatewayOptions): Promise<GatewaySer
       await stopPurging?.();
       stopPurging = undefined;
       await mesh?.stop();
+      await delivery?.stop();
       await store.close();
     },
   };
