@@ -215,6 +215,14 @@ export const EnvSchema = z
     }),
     /** `service.name` of the spans; default `voiceloc-<SERVICES joined by +>`. */
     OTEL_SERVICE_NAME: optionalString,
+    /** How long one webhook delivery attempt may take (connect, send, answer), in ms. */
+    WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
+    /** Wait before the second attempt of a webhook delivery; it doubles per attempt (±20 % jitter). */
+    WEBHOOK_RETRY_BASE_MS: z.coerce.number().int().min(1).max(3_600_000).default(45_000),
+    /** Attempts of one webhook delivery before the endpoint is disabled (12 with the default base: about 25 h). */
+    WEBHOOK_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(50).default(12),
+    /** Webhook deliveries one gateway process sends at once. */
+    WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(8),
     /** When set, GET /metrics needs `Authorization: Bearer <METRICS_TOKEN>`. */
     METRICS_TOKEN: optionalString.refine((v) => v === undefined || v.length >= 16, { message: "must be at least 16 characters" }),
     /** Set by pnpm to the directory the command was run from; relative paths resolve against it. */
@@ -291,6 +299,12 @@ export const EnvSchema = z
       scheduling: { accountMaxTasksInFlight: env.ACCOUNT_MAX_TASKS_IN_FLIGHT },
       subtitleMaxSeconds: env.SUBTITLE_MAX_SECONDS,
       openaiTts: ttsUrl ? { baseUrl: ttsUrl, apiKey: env.OPENAI_API_KEY, model: env.OPENAI_TTS_MODEL, voices: env.OPENAI_TTS_VOICES } : undefined,
+      webhooks: {
+        timeoutMs: env.WEBHOOK_TIMEOUT_MS,
+        retryBaseMs: env.WEBHOOK_RETRY_BASE_MS,
+        maxAttempts: env.WEBHOOK_MAX_ATTEMPTS,
+        concurrency: env.WEBHOOK_CONCURRENCY,
+      },
       telemetry: {
         /** Tracing exports here over OTLP/HTTP; undefined: no tracing SDK at all. */
         otlpEndpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT,

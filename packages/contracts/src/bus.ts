@@ -81,6 +81,21 @@ export const WORK_QUEUES: Record<TaskKind, QueueSettings> = {
   },
 };
 
+/**
+ * Webhook deliveries (`work.webhook`), consumed by the gateways: one message per endpoint and event,
+ * its attempts are redeliveries (the consumer naks with its own back-off, WEBHOOK_RETRY_BASE_MS, and
+ * stops after WEBHOOK_MAX_ATTEMPTS, at most 50; `maxDeliver` leaves room for deliveries lost to a
+ * gateway that stopped mid-attempt). The ack wait covers one attempt (WEBHOOK_TIMEOUT_MS, at most 60 s).
+ */
+export const WEBHOOK_QUEUE: QueueSettings = {
+  stream: STREAMS.work.name,
+  name: "webhook",
+  subject: "work.webhook",
+  ackWaitMs: 90_000,
+  maxDeliver: 60,
+  backoffMs: [5_000, 30_000, 120_000, 600_000],
+};
+
 /** The gateway's durable consumer of task events (the projection). */
 export const PROJECTION_DURABLE = "gateway-projection";
 

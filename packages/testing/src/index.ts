@@ -3,3 +3,4 @@ export * from "./nats.ts";
 export * from "./media.ts";
 export * from "./hostile.ts";
 export * from "./sse.ts";
+export * from "./browser.ts";

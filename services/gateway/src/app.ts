@@ -30,6 +30,7 @@ import type { BlobStore, SigningSecrets } from "@voiceloc/blobs";
 import { API_DESCRIPTION } from "./openapi-description.ts";
 import { meterRequest, type RateLimiter } from "./http/rate-limit.ts";
 import { httpMetrics, metricsHandler } from "@voiceloc/telemetry";
+import { WEBHOOKS_TAG, registerWebhooks, type WebhookRouteDeps } from "./webhooks/routes.ts";
 
 export interface GatewayDeps {
   logger: Logger;
@@ -58,6 +59,8 @@ export interface GatewayDeps {
   metricsToken?: string | undefined;
   /** `false`: no HTTP metrics middleware and no /metrics (the overhead benchmark's baseline). */
   metrics?: boolean | undefined;
+  /** Webhook endpoints (`/v1/webhooks`): their store, the secret sealer and the URL policy. */
+  webhooks?: WebhookRouteDeps | undefined;
   maxBodyBytes: number;
   fileReferenceCheck: (ref: string) => string | null;
   now?: () => Date;
@@ -152,6 +155,7 @@ export function createApp(deps: GatewayDeps): GatewayApp {
   registerCapabilities(app, deps);
   registerEvents(app, deps);
   if (deps.files) registerFiles(app, deps.files.blobs, deps.files.secret);
+  if (deps.webhooks) registerWebhooks(app, deps, deps.webhooks);
 
   app.get("/healthz", (c) => respond(c, 200, { status: "ok" }));
   app.get("/readyz", async (c) => {
@@ -186,6 +190,7 @@ export function createApp(deps: GatewayDeps): GatewayApp {
       { name: "Video", description: "Transcribed, translated subtitles for videos." },
       { name: "Speech", description: "Speech synthesis on demand." },
       { name: "Events", description: "Live progress of audio books, voice streams and subtitle jobs over Server-Sent Events." },
+      ...(deps.webhooks ? [WEBHOOKS_TAG] : []),
     ],
   });
   app.get("/docs", swaggerUI({ url: "/openapi.json", title: "Voice Localization Service API" }));

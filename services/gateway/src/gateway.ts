@@ -23,6 +23,10 @@ import { DispatchSlots } from "./mesh/slots.ts";
 import { busCapabilities } from "./mesh/capabilities.ts";
 import { RateLimiter } from "./http/rate-limit.ts";
 import { RecordEvents } from "./http/sse.ts";
+import { presentAudioBook, presentSubtitle, presentVoiceStream, type TaskKind } from "./records/kinds.ts";
+import { WebhookRepository } from "./webhooks/repository.ts";
+import { SecretBox } from "./webhooks/secrets.ts";
+import { WebhookDelivery } from "./webhooks/delivery.ts";
 
 /** Where the gateway keeps its embedded store: its own directory, never shared with another process. */
 export function gatewayDataDir(config: Config): string {
@@ -137,6 +141,33 @@ export async function createGateway(options: GatewayOptions): Promise<GatewaySer
     maxStreamsPerAccount: config.sse.maxStreamsPerAccount,
   });
   if (mesh) events.attach(mesh);
+  const signer = urlSigner({ baseUrl: config.publicBaseUrl, secret });
+  const webhooks = { repo: await WebhookRepository.open(store), box: new SecretBox(secret), urlPolicy: { allowPrivateHosts: config.fetch.allowPrivateHosts } };
+  // Webhook deliveries: enqueued when this process projects a record finishing, consumed by every gateway.
+  const render = async (kind: TaskKind, id: string): Promise<unknown> => {
+    if (kind === "audiobook") {
+      const doc = await audioBooks.get(id);
+      return doc ? presentAudioBook(doc, signer) : null;
+    }
+    if (kind === "voice-stream") {
+      const doc = await voiceStreams.get(id);
+      return doc ? presentVoiceStream(doc, signer) : null;
+    }
+    const doc = await subtitles.get(id);
+    return doc ? presentSubtitle(doc, signer) : null;
+  };
+  const delivery =
+    options.bus && mesh
+      ? new WebhookDelivery({
+          bus: options.bus,
+          repo: webhooks.repo,
+          box: webhooks.box,
+          render,
+          settings: { ...config.webhooks, allowPrivateHosts: config.fetch.allowPrivateHosts },
+          logger: logger.child({ component: "webhooks" }),
+        })
+      : undefined;
+  if (mesh && delivery) mesh.onChange(delivery.onChange);
   const synthesis = options.bus ? busSynthesis(options.bus, { maxCharacters: config.synthesisMaxCharacters }) : undefined;
   const deps: GatewayDeps = {
     logger,
@@ -146,7 +177,7 @@ export async function createGateway(options: GatewayOptions): Promise<GatewaySer
     audioBooks,
     voiceStreams,
     subtitles,
-    signer: urlSigner({ baseUrl: config.publicBaseUrl, secret }),
+    signer,
     dispatcher: mesh ?? holdDispatcher,
     events,
     synthesizer: synthesis,
@@ -159,6 +190,7 @@ export async function createGateway(options: GatewayOptions): Promise<GatewaySer
       : undefined,
     publicBaseUrl: config.publicBaseUrl,
     metricsToken: config.telemetry.metricsToken,
+    webhooks,
     maxBodyBytes: config.maxBodyBytes,
     fileReferenceCheck: (ref) => fileReferenceProblem(ref, config.mediaRoot, config.fetch),
   };
@@ -173,6 +205,7 @@ export async function createGateway(options: GatewayOptions): Promise<GatewaySer
     deps,
     start: async () => {
       await events.start();
+      await delivery?.start();
       await mesh?.start();
       stopPurging ??= deps.idempotency.startPurging(options.idempotencyPurgeIntervalMs ?? IDEMPOTENCY_PURGE_INTERVAL_MS, logger);
       return new Promise<number>((resolve, reject) => {
@@ -203,6 +236,7 @@ export async function createGateway(options: GatewayOptions): Promise<GatewaySer
         await stopPurging?.();
         stopPurging = undefined;
         await mesh?.stop();
+        await delivery?.stop();
         await store.close();
       })()),
   };

@@ -94,4 +94,16 @@ not a valid key (including a malformed percent-encoding) is a **404**.
 \`POST /v1/videos/subtitle\` answers **202** with a subtitle job; options \`mode\` (\`burn_in\` default |
 \`side_file\`) and \`subtitle_format\` (\`srt\` default | \`vtt\`). \`GET /v1/videos/subtitle\` and
 \`GET /v1/videos/subtitle/{subtitle_id}\` read the jobs.
+
+## Webhooks
+\`POST /v1/webhooks\` registers an endpoint of the account for the events \`audio_book.completed\`,
+\`audio_book.failed\`, \`voice_stream.completed\`, \`voice_stream.failed\`, \`subtitle.completed\`,
+\`subtitle.failed\`; its signing secret (\`whsec_…\`) is in that response only. When a record finishes,
+each enabled endpoint that wants the event gets a POST \`{"type", "timestamp", "data": <the record as GET
+returns it>}\` (see \`webhooks\` in this document), signed per Standard Webhooks (\`webhook-id\`, stable
+across retries, \`webhook-timestamp\`, \`webhook-signature\`). Any 2xx within the timeout (10 s by
+default) is delivered; anything else is retried with exponential back-off and jitter over about a day
+(12 attempts by default), each attempt logged in \`GET /v1/webhooks/{webhook_id}/deliveries\`; after the
+last one the endpoint is disabled with \`disabled_reason\`. URLs must be \`https://\` and public (checked
+at registration and at every delivery), except hosts the operator allow-listed.
 `.trim();

@@ -46,6 +46,12 @@ describe("/openapi.json", () => {
         "GET /v1/audio_books/{audio_book_id}/events",
         "GET /v1/voices/streams/{voice_id}/events",
         "GET /v1/videos/subtitle/{subtitle_id}/events",
+        "POST /v1/webhooks",
+        "GET /v1/webhooks",
+        "GET /v1/webhooks/{webhook_id}",
+        "PATCH /v1/webhooks/{webhook_id}",
+        "DELETE /v1/webhooks/{webhook_id}",
+        "GET /v1/webhooks/{webhook_id}/deliveries",
       ].sort(),
     );
     expect(doc.components.schemas.Language.enum).toHaveLength(16);
@@ -79,6 +85,20 @@ describe("/openapi.json", () => {
       );
     }
     expect(Object.keys(doc.components.schemas.RecordProgress.properties).sort()).toEqual(["date_updated", "id", "task_progress", "task_status"]);
+  });
+
+  it("documents each webhook event's payload in the OpenAPI 3.1 webhooks section", async () => {
+    const doc: any = await (await t.request("GET", "/openapi.json", { key: null })).json();
+    expect(Object.keys(doc.webhooks).sort()).toEqual(
+      ["audio_book.completed", "audio_book.failed", "voice_stream.completed", "voice_stream.failed", "subtitle.completed", "subtitle.failed"].sort(),
+    );
+    const book = doc.webhooks["audio_book.completed"].post;
+    expect(book.parameters.map((p: { name: string }) => p.name).sort()).toEqual(["webhook-id", "webhook-signature", "webhook-timestamp"]);
+    const payload = book.requestBody.content["application/json"].schema;
+    const resolved = payload.$ref ? doc.components.schemas[payload.$ref.split("/").pop()] : payload;
+    expect(resolved.required.sort()).toEqual(["data", "timestamp", "type"]);
+    expect(resolved.properties.type).toMatchObject({ type: "string", enum: ["audio_book.completed"] });
+    expect(doc.tags.map((tag: { name: string }) => tag.name)).toContain("Webhooks");
   });
 
   it("states the contract's defaults: use_voice_clone defaults to false", async () => {
