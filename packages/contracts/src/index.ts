@@ -5,3 +5,4 @@ export * from "./capabilities.ts";
 export * from "./pydantic/index.ts";
 export * from "./catalog.ts";
 export * from "./owner.ts";
+export * from "./webhooks.ts";

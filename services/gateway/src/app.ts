@@ -24,6 +24,8 @@ import { registerFiles } from "./routes/files.ts";
 import type { VoiceCatalog } from "./mesh/synthesizer.ts";
 import type { CapabilitySource } from "./mesh/capabilities.ts";
 import { registerCapabilities } from "./routes/capabilities.ts";
+import { registerEvents } from "./routes/events.ts";
+import type { RecordEvents } from "./http/sse.ts";
 import type { BlobStore, SigningSecrets } from "@voiceloc/blobs";
 import { API_DESCRIPTION } from "./openapi-description.ts";
 import { meterRequest, type RateLimiter } from "./http/rate-limit.ts";
@@ -36,6 +38,7 @@ export interface SandboxLimits {
   maxSpeechCharacters: number;
   maxTasksInFlight: number;
 }
+import { WEBHOOKS_TAG, registerWebhooks, type WebhookRouteDeps } from "./webhooks/routes.ts";
 
 export interface GatewayDeps {
   logger: Logger;
@@ -47,6 +50,8 @@ export interface GatewayDeps {
   subtitles: TaskRepository<SubtitleDoc>;
   signer: UrlSigner;
   dispatcher: TaskDispatcher;
+  /** Live progress streams (`…/events`): this process's fan-out of record changes. */
+  events: RecordEvents;
   synthesizer?: Synthesizer | undefined;
   voiceCatalog?: VoiceCatalog | undefined;
   /** The engines' capability table (from the workers), for GET /v1/capabilities and 422s at creation. */
@@ -66,6 +71,8 @@ export interface GatewayDeps {
   metricsToken?: string | undefined;
   /** `false`: no HTTP metrics middleware and no /metrics (the overhead benchmark's baseline). */
   metrics?: boolean | undefined;
+  /** Webhook endpoints (`/v1/webhooks`): their store, the secret sealer and the URL policy. */
+  webhooks?: WebhookRouteDeps | undefined;
   maxBodyBytes: number;
   fileReferenceCheck: (ref: string) => string | null;
   now?: () => Date;
@@ -180,7 +187,9 @@ export function createApp(deps: GatewayDeps): GatewayApp {
   registerSpeech(app, deps);
   registerVoices(app, deps);
   registerCapabilities(app, deps);
+  registerEvents(app, deps);
   if (deps.files) registerFiles(app, deps.files.blobs, deps.files.secret);
+  if (deps.webhooks) registerWebhooks(app, deps, deps.webhooks);
 
   if (deps.dashboard) registerDashboard(app, deps, deps.dashboard);
 
@@ -216,6 +225,8 @@ export function createApp(deps: GatewayDeps): GatewayApp {
       { name: "Voice streams", description: "Speech turned into translated speech." },
       { name: "Video", description: "Transcribed, translated subtitles for videos." },
       { name: "Speech", description: "Speech synthesis on demand." },
+      { name: "Events", description: "Live progress of audio books, voice streams and subtitle jobs over Server-Sent Events." },
+      ...(deps.webhooks ? [WEBHOOKS_TAG] : []),
     ],
   });
   app.get("/docs", swaggerUI({ url: "/openapi.json", title: "Voice Localization Service API" }));
