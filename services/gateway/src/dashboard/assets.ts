@@ -42,6 +42,20 @@ code { font-family: ui-monospace, monospace; }
 .mode { font-size: .8rem; font-weight: 700; padding: .1rem .4rem; border-radius: 3px; border: 1px solid currentColor; }
 .mode.sandbox { color: #6b3f00; }
 .mode.live { color: var(--ok); }
+progress { width: 10rem; max-width: 60vw; height: 1rem; vertical-align: middle; accent-color: var(--accent); }
+.pct { margin-left: .5rem; font-variant-numeric: tabular-nums; }
+.status { font-weight: 600; }
+.status-failed { color: var(--danger); }
+.status-completed { color: var(--ok); }
+.filters { display: flex; flex-wrap: wrap; gap: .5rem; align-items: center; margin: 1rem 0; }
+.filters label { display: inline; }
+.filters select { width: auto; }
+.facts { display: grid; grid-template-columns: max-content 1fr; gap: .25rem 1rem; }
+.facts dt { font-weight: 600; }
+.facts dd { margin: 0; overflow-wrap: anywhere; }
+.player { width: 100%; max-width: 40rem; display: block; margin: .5rem 0; }
+.subtitles { background: var(--panel); border: 1px solid var(--line); padding: .75rem; max-height: 24rem; overflow: auto; white-space: pre-wrap; }
+.spaces { margin: 0 0 1rem; }
 @media (max-width: 40rem) {
   table, thead, tbody, tr, th, td { display: block; }
   thead { position: absolute; left: -999px; }
@@ -51,9 +65,41 @@ code { font-family: ui-monospace, monospace; }
 }
 `;
 
-/** Copy buttons (`data-copy="<input id>"`); everything else works without script. */
+/**
+ * Copy buttons (`data-copy="<input id>"`) and live progress: every `progress[data-events]` follows its
+ * record's event stream (EventSource on the session-bound `/dashboard/events/…` route) and updates the
+ * bar, its percentage and the row's status; a record page (`[data-reload-on-finish]`) reloads once
+ * the record finished, to show its player or failure reason. Without script the pages still work
+ * (reload to see progress).
+ */
 export const APP_JS = `
 "use strict";
+function followProgress(bar) {
+  var url = bar.getAttribute("data-events");
+  if (!url || typeof EventSource === "undefined") return;
+  var scope = bar.closest("tr, dl, section") || document;
+  var text = scope.querySelector("[data-progress-text]");
+  var status = scope.querySelector("[data-status]");
+  var source = new EventSource(url);
+  var show = function (progress, state) {
+    if (typeof progress === "number") { bar.value = progress; bar.textContent = progress + "%"; if (text) text.textContent = progress + "%"; }
+    if (state && status) { status.textContent = state; status.className = "status status-" + state; }
+  };
+  source.addEventListener("progress", function (e) {
+    var data = JSON.parse(e.data); show(data.task_progress, data.task_status);
+  });
+  var finish = function (e) {
+    var data = JSON.parse(e.data); show(data.task_progress, data.task_status);
+    source.close();
+    bar.removeAttribute("data-events");
+    if (bar.closest("[data-reload-on-finish]")) window.location.reload();
+  };
+  source.addEventListener("completed", finish);
+  source.addEventListener("failed", finish);
+}
+document.addEventListener("DOMContentLoaded", function () {
+  document.querySelectorAll("progress[data-events]").forEach(followProgress);
+});
 document.addEventListener("click", function (event) {
   var button = event.target instanceof Element ? event.target.closest("[data-copy]") : null;
   if (!button) return;

@@ -334,3 +334,77 @@ describe("secure cookies behind https", () => {
     }
   });
 });
+
+describe("work pages", () => {
+  let t: TestGateway;
+  beforeAll(async () => {
+    t = await startTestGateway();
+    await createAccount(t, "ivy@example.com");
+  });
+  afterAll(async () => t.close());
+
+  it("lists each space's records with status filter, pagination and a failed task's reason", async () => {
+    const client = new DashboardClient(t);
+    await client.signIn("ivy@example.com", PASSWORD);
+    const sandbox = shownKey(await (await client.submit("/dashboard/keys", "/dashboard/keys", { label: "work", mode: "sandbox" })).text()) as string;
+    const live = shownKey(await (await client.submit("/dashboard/keys", "/dashboard/keys", { label: "work", mode: "live" })).text()) as string;
+    const body = { file: "talk.wav", source_language: "English", target_language: "French" };
+    const liveIds: string[] = [];
+    for (let i = 0; i < 22; i++) liveIds.push(((await (await t.request("POST", "/v1/voices/streams", { key: live, body })).json()) as { id: string }).id);
+    const sandboxId = ((await (await t.request("POST", "/v1/voices/streams", { key: sandbox, body })).json()) as { id: string }).id;
+    const failedId = liveIds[0] as string;
+    await t.gateway.deps.voiceStreams.failIfUnfinished(failedId, "The recording <could not> be decoded.", new Date().toISOString());
+
+    const first = await (await client.get("/dashboard/voice-streams?space=live")).text();
+    expect(first.match(/data-record=/g)).toHaveLength(20);
+    expect(first).not.toContain(sandboxId);
+    expect(first).toContain(`data-events="/dashboard/events/voice-stream/${liveIds[21]}?space=live"`);
+    const next = /href="([^"]+)" rel="next"/.exec(first)?.[1]?.replace(/&amp;/g, "&");
+    expect(next).toBeDefined();
+    const second = await (await client.get(next as string)).text();
+    expect(second.match(/data-record=/g)).toHaveLength(2);
+    expect(second).toContain(failedId);
+
+    const failedOnly = await (await client.get("/dashboard/voice-streams?space=live&status=failed")).text();
+    expect(failedOnly.match(/data-record=/g)).toHaveLength(1);
+    const record = await (await client.get(`/dashboard/voice-streams/${failedId}?space=live`)).text();
+    expect(record).toContain("Why it failed");
+    expect(record).toContain("The recording &lt;could not&gt; be decoded.");
+    expect(record).not.toContain("data-events"); // a finished record has no live bar
+
+    const sandboxPage = await (await client.get("/dashboard/voice-streams?space=sandbox")).text();
+    expect(sandboxPage.match(/data-record=/g)).toHaveLength(1);
+    expect(sandboxPage).toContain(sandboxId);
+    expect((await client.get(`/dashboard/voice-streams/${sandboxId}?space=live`)).status).toBe(404);
+  });
+
+  it("streams progress only to the session of the record's account", async () => {
+    const owner = new DashboardClient(t);
+    await owner.signIn("ivy@example.com", PASSWORD);
+    const sandbox = shownKey(await (await owner.submit("/dashboard/keys", "/dashboard/keys", { label: "sse", mode: "sandbox" })).text()) as string;
+    const { id } = (await (await t.request("POST", "/v1/audio_books/", { key: sandbox, body: { file: "b.txt", name: "B", source_language: "English", target_language: "English" } })).json()) as { id: string };
+    expect((await t.gateway.app.request(`http://api.test/dashboard/events/audiobook/${id}?space=sandbox`)).status).toBe(401);
+    await t.gateway.deps.audioBooks.failIfUnfinished(id, "no words", new Date().toISOString());
+    const stream = await owner.get(`/dashboard/events/audiobook/${id}?space=sandbox`);
+    expect(stream.status).toBe(200);
+    expect(stream.headers.get("content-type")).toContain("text/event-stream");
+    expect(await stream.text()).toContain("event: failed");
+    expect((await owner.get(`/dashboard/events/audiobook/${id}?space=live`)).status).toBe(404);
+    // another account's session
+    await createAccount(t, "jay@example.com");
+    const other = new DashboardClient(t);
+    await other.signIn("jay@example.com", PASSWORD);
+    expect((await other.get(`/dashboard/events/audiobook/${id}?space=sandbox`)).status).toBe(404);
+  });
+
+  it("says plainly when the try-it form cannot synthesise", async () => {
+    const client = new DashboardClient(t);
+    await client.signIn("ivy@example.com", PASSWORD);
+    const page = await client.get("/dashboard/try");
+    const html = await page.text();
+    expect(html.match(/<option value="[A-Z][a-z]+" ?(selected)?>/g)?.length).toBe(16);
+    const res = await client.post("/dashboard/try", { csrf: csrfOf(html), text: "Hello there", language: "English", voice: "" });
+    expect(res.status).toBe(503);
+    expect(await res.text()).toContain("Speech synthesis is not available");
+  });
+});

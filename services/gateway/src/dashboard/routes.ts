@@ -10,6 +10,7 @@ import type { Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { html } from "hono/html";
 import { getCookie, setCookie, deleteCookie } from "hono/cookie";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { GatewayDeps } from "../app.ts";
 import type { GatewayApp, GatewayEnv } from "../http/context.ts";
 import { requestLog } from "../http/context.ts";
@@ -22,6 +23,7 @@ import type { PasswordResets } from "../accounts/resets.ts";
 import type { ApiKeyRepository } from "../auth/api-keys.ts";
 import { KEY_CACHE_TTL_MS } from "../auth/authenticator.ts";
 import { APP_JS, STYLE_CSS } from "./assets.ts";
+import { registerWorkPages } from "./work.ts";
 import { keysPage, layout, loginForm, notice, resetForm, revokeConfirm, signupForm, type Markup } from "./views.ts";
 
 export interface DashboardDeps {
@@ -55,6 +57,14 @@ const SECURITY_HEADERS: Record<string, string> = {
 const FORM_MAX_BYTES = 64 * 1024;
 
 type Ctx = Context<GatewayEnv>;
+
+/** What the dashboard's page modules share: the session, rendering and form checks. */
+export interface DashboardKit {
+  current(c: Ctx): Promise<SessionDoc | null>;
+  signedIn(c: Ctx): Promise<SessionDoc | Response>;
+  postedForm(c: Ctx): Promise<{ session: SessionDoc; form: Record<string, string>; files: Record<string, File> } | Response>;
+  render(c: Ctx, status: ContentfulStatusCode, title: string, session: SessionDoc | null, body: Markup): Response | Promise<Response>;
+}
 
 export function registerDashboard(app: GatewayApp, deps: GatewayDeps, d: DashboardDeps): void {
   const secureCookies = deps.publicBaseUrl.startsWith("https:");
@@ -100,16 +110,18 @@ export function registerDashboard(app: GatewayApp, deps: GatewayDeps, d: Dashboa
     return session;
   };
 
-  const render = (c: Ctx, status: 200 | 400 | 401 | 403 | 404 | 409 | 422 | 429, title: string, session: SessionDoc | null, body: Markup) =>
+  const render = (c: Ctx, status: ContentfulStatusCode, title: string, session: SessionDoc | null, body: Markup) =>
     c.html(layout({ title, account: session?.account_id ?? null, csrf: session?.csrf ?? "", body }), status);
 
   /** The posted form when its CSRF token is the session's; otherwise the 403 page is the answer. */
-  const postedForm = async (c: Ctx): Promise<{ session: SessionDoc; form: Record<string, string> } | Response> => {
+  const postedForm = async (c: Ctx): Promise<{ session: SessionDoc; form: Record<string, string>; files: Record<string, File> } | Response> => {
     const session = await current(c);
     let form: Record<string, string> = {};
+    let files: Record<string, File> = {};
     try {
       const parsed = await c.req.parseBody();
       form = Object.fromEntries(Object.entries(parsed).filter((e): e is [string, string] => typeof e[1] === "string"));
+      files = Object.fromEntries(Object.entries(parsed).filter((e): e is [string, File] => e[1] instanceof File));
     } catch {
       form = {};
     }
@@ -123,7 +135,7 @@ export function registerDashboard(app: GatewayApp, deps: GatewayDeps, d: Dashboa
         notice("error", "This form is out of date or was not sent from this dashboard (CSRF check failed). Go back, reload the page and try again."),
       );
     }
-    return { session, form };
+    return { session, form, files };
   };
 
   /** The signed-in session, or the redirect to the sign-in page. */
@@ -149,6 +161,8 @@ export function registerDashboard(app: GatewayApp, deps: GatewayDeps, d: Dashboa
     setSessionCookie(c, token);
     return c.redirect("/dashboard/keys", 303);
   };
+
+  registerWorkPages(app, deps, { current, signedIn, postedForm, render });
 
   app.get("/dashboard", async (c) => c.redirect((await current(c))?.account_id ? "/dashboard/keys" : "/dashboard/login", 303));
   app.get("/dashboard/", async (c) => c.redirect((await current(c))?.account_id ? "/dashboard/keys" : "/dashboard/login", 303));

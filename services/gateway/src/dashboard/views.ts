@@ -27,7 +27,11 @@ export function layout({ title, account, csrf, body }: LayoutOptions): Markup {
 <a class="brand" href="/dashboard">VoiceLoc dashboard</a>
 ${
   account
-    ? html`<a href="/dashboard/keys">API keys</a>
+    ? html`<a href="/dashboard/audio-books">Audio books</a>
+<a href="/dashboard/voice-streams">Voice streams</a>
+<a href="/dashboard/subtitles">Subtitles</a>
+<a href="/dashboard/try">Try it</a>
+<a href="/dashboard/keys">API keys</a>
 <span>${account}</span>
 <form method="post" action="/dashboard/logout"><input type="hidden" name="csrf" value="${csrf}"><button class="secondary" type="submit">Sign out</button></form>`
     : html`<a href="/dashboard/login">Sign in</a>`
