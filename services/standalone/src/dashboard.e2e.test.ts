@@ -117,7 +117,7 @@ describe.skipIf(unavailable !== null)("dashboard in a browser", () => {
           if (seen.at(-1) !== value) seen.push(value);
           return `${value} ${await row.locator("[data-status]").textContent()}`;
         },
-        { timeout: 240_000, intervals: [250] },
+        { timeout: 240_000, interval: 250 },
       )
       .toBe("100 completed");
     expect(await page.evaluate(() => (globalThis as { __sameDocument?: boolean }).__sameDocument)).toBe(true);
