@@ -48,7 +48,7 @@ afterEach(() => {
 });
 
 const ID = "01a21bd8-120b-7143-b683-fa11a9163520";
-const book = (status: string, progress: number, extra: Record<string, unknown> = {}) => ({
+const book = (status: "queued" | "processing" | "completed" | "failed", progress: number, extra: Record<string, unknown> = {}) => ({
   id: ID,
   file: "book.txt",
   name: "Book",
