@@ -76,7 +76,7 @@ describe("typed errors", () => {
       return json(res, 404, { detail: "Audio book not found" });
     };
     const client = createClient({ baseUrl: `${base}/`, apiKey: "k1" });
-    const body = { file: "a.txt", name: "A", source_language: "English", target_language: "Klingon" as never, use_voice_clone: false };
+    const body = { file: "a.txt", name: "A", source_language: "English" as const, target_language: "Klingon" as never, use_voice_clone: false };
     const refused = await client.POST("/v1/audio_books/", { body }).catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(ValidationError);
     expect((refused as ValidationError).items).toEqual(items);
