@@ -189,10 +189,286 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/audio_books/{audio_book_id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Stream Audio Book Events
+         * @description Live progress of one audio book as Server-Sent Events (`text/event-stream`): first its current state as a `progress` event, then a `progress` event each time its status or progress changes, then one final `completed` or `failed` event carrying the audio book exactly as GET returns it; then the server closes the stream. An audio book that already finished gets the final event at once.
+         *
+         *     Works whichever gateway holds the stream. Event ids rise strictly and are derived from the record, so `Last-Event-ID` resumes on any gateway without repeats; when it already covers the final event the answer is `204` (an EventSource stops reconnecting).
+         *
+         *     A `: heartbeat` comment is written every `SSE_HEARTBEAT_MS` (15 s by default) so proxies keep the connection; at most `SSE_MAX_STREAMS_PER_ACCOUNT` (100) streams per account are open at once on one gateway process (429 beyond).
+         */
+        get: operations["stream_audio_book_events"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/voices/streams/{voice_id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Stream Voice Stream Events
+         * @description Live progress of one voice stream as Server-Sent Events (`text/event-stream`): first its current state as a `progress` event, then a `progress` event each time its status or progress changes, then one final `completed` or `failed` event carrying the voice stream exactly as GET returns it; then the server closes the stream. An voice stream that already finished gets the final event at once.
+         *
+         *     Works whichever gateway holds the stream. Event ids rise strictly and are derived from the record, so `Last-Event-ID` resumes on any gateway without repeats; when it already covers the final event the answer is `204` (an EventSource stops reconnecting).
+         *
+         *     A `: heartbeat` comment is written every `SSE_HEARTBEAT_MS` (15 s by default) so proxies keep the connection; at most `SSE_MAX_STREAMS_PER_ACCOUNT` (100) streams per account are open at once on one gateway process (429 beyond).
+         */
+        get: operations["stream_voice_stream_events"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/videos/subtitle/{subtitle_id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Stream Subtitle Job Events
+         * @description Live progress of one subtitle job as Server-Sent Events (`text/event-stream`): first its current state as a `progress` event, then a `progress` event each time its status or progress changes, then one final `completed` or `failed` event carrying the subtitle job exactly as GET returns it; then the server closes the stream. An subtitle job that already finished gets the final event at once.
+         *
+         *     Works whichever gateway holds the stream. Event ids rise strictly and are derived from the record, so `Last-Event-ID` resumes on any gateway without repeats; when it already covers the final event the answer is `204` (an EventSource stops reconnecting).
+         *
+         *     A `: heartbeat` comment is written every `SSE_HEARTBEAT_MS` (15 s by default) so proxies keep the connection; at most `SSE_MAX_STREAMS_PER_ACCOUNT` (100) streams per account are open at once on one gateway process (429 beyond).
+         */
+        get: operations["stream_subtitle_events"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Webhooks
+         * @description The caller's endpoints, newest first, paged like the other lists (no secrets).
+         */
+        get: operations["list_webhooks"];
+        put?: never;
+        /**
+         * Create Webhook
+         * @description Registers an endpoint for the calling account (at most 50). The answer carries the signing secret, shown this once. The URL must be `https://` and public (see `url`); it is checked now and again at every delivery.
+         */
+        post: operations["create_webhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{webhook_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Webhook
+         * @description One endpoint of the caller (without its secret): whether it is enabled and, if the service disabled it, why.
+         */
+        get: operations["get_webhook"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete Webhook
+         * @description Deletes the endpoint and its delivery log; messages still waiting for it are dropped.
+         */
+        delete: operations["delete_webhook"];
+        options?: never;
+        head?: never;
+        /**
+         * Update Webhook
+         * @description Changes the URL, events, description or `enabled`; omitted fields keep their value. `enabled: true` re-enables an endpoint the service disabled and clears `disabled_reason` (messages dropped meanwhile are not resent). The secret stays the same.
+         */
+        patch: operations["update_webhook"];
+        trace?: never;
+    };
+    "/v1/webhooks/{webhook_id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Webhook Deliveries
+         * @description The endpoint's delivery log, newest first: one entry per attempt (attempt number, HTTP status, latency, the error in plain words). Entries of one message share `message_id` (the `webhook-id` header).
+         */
+        get: operations["list_webhook_deliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "audio_book.completed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * audio_book.completed
+         * @description Sent to each enabled endpoint subscribed to `audio_book.completed` when a record finishes so. Signed per the Standard Webhooks specification: headers `webhook-id` (the same on every attempt of the message), `webhook-timestamp` (Unix seconds of this attempt) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">`, keyed with the endpoint's secret). Answer 2xx within the timeout (10 s by default); anything else is retried with exponential back-off over about a day.
+         */
+        post: operations["webhook_audio_book_completed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "audio_book.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * audio_book.failed
+         * @description Sent to each enabled endpoint subscribed to `audio_book.failed` when a record finishes so. Signed per the Standard Webhooks specification: headers `webhook-id` (the same on every attempt of the message), `webhook-timestamp` (Unix seconds of this attempt) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">`, keyed with the endpoint's secret). Answer 2xx within the timeout (10 s by default); anything else is retried with exponential back-off over about a day.
+         */
+        post: operations["webhook_audio_book_failed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "voice_stream.completed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * voice_stream.completed
+         * @description Sent to each enabled endpoint subscribed to `voice_stream.completed` when a record finishes so. Signed per the Standard Webhooks specification: headers `webhook-id` (the same on every attempt of the message), `webhook-timestamp` (Unix seconds of this attempt) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">`, keyed with the endpoint's secret). Answer 2xx within the timeout (10 s by default); anything else is retried with exponential back-off over about a day.
+         */
+        post: operations["webhook_voice_stream_completed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "voice_stream.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * voice_stream.failed
+         * @description Sent to each enabled endpoint subscribed to `voice_stream.failed` when a record finishes so. Signed per the Standard Webhooks specification: headers `webhook-id` (the same on every attempt of the message), `webhook-timestamp` (Unix seconds of this attempt) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">`, keyed with the endpoint's secret). Answer 2xx within the timeout (10 s by default); anything else is retried with exponential back-off over about a day.
+         */
+        post: operations["webhook_voice_stream_failed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "subtitle.completed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * subtitle.completed
+         * @description Sent to each enabled endpoint subscribed to `subtitle.completed` when a record finishes so. Signed per the Standard Webhooks specification: headers `webhook-id` (the same on every attempt of the message), `webhook-timestamp` (Unix seconds of this attempt) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">`, keyed with the endpoint's secret). Answer 2xx within the timeout (10 s by default); anything else is retried with exponential back-off over about a day.
+         */
+        post: operations["webhook_subtitle_completed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "subtitle.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * subtitle.failed
+         * @description Sent to each enabled endpoint subscribed to `subtitle.failed` when a record finishes so. Signed per the Standard Webhooks specification: headers `webhook-id` (the same on every attempt of the message), `webhook-timestamp` (Unix seconds of this attempt) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">`, keyed with the endpoint's secret). Answer 2xx within the timeout (10 s by default); anything else is retried with exponential back-off over about a day.
+         */
+        post: operations["webhook_subtitle_failed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
+        AudioBookCompletedEvent: {
+            /** @enum {string} */
+            type: "audio_book.completed";
+            /**
+             * Format: date-time
+             * @description When the record finished.
+             */
+            timestamp: string;
+            data: components["schemas"]["AudioBook"];
+        };
+        /** @description The record exactly as `GET` returns it at delivery time (download links signed then, valid 1 hour). */
         AudioBook: {
             /** Format: uuid */
             id: string;
@@ -233,6 +509,137 @@ export interface components {
          * @enum {string}
          */
         TaskStatus: "queued" | "processing" | "completed" | "failed";
+        AudioBookFailedEvent: {
+            /** @enum {string} */
+            type: "audio_book.failed";
+            /**
+             * Format: date-time
+             * @description When the record finished.
+             */
+            timestamp: string;
+            data: components["schemas"]["AudioBook"];
+        };
+        VoiceStreamCompletedEvent: {
+            /** @enum {string} */
+            type: "voice_stream.completed";
+            /**
+             * Format: date-time
+             * @description When the record finished.
+             */
+            timestamp: string;
+            data: components["schemas"]["VoiceStream"];
+        };
+        /** @description The record exactly as `GET` returns it at delivery time (download links signed then, valid 1 hour). */
+        VoiceStream: {
+            /** Format: uuid */
+            id: string;
+            file: string;
+            source_language: components["schemas"]["Language"];
+            target_language: components["schemas"]["Language"];
+            task_status: components["schemas"]["TaskStatus"];
+            /** @description Progress in percent, 0–100; never moves backwards. */
+            task_progress: number;
+            /** @description Why the task failed, in plain words; null unless `task_status` is `failed`. */
+            task_error: string | null;
+            /**
+             * Format: uri
+             * @description Signed download URL of the result, valid for 1 hour from this read; null until the task completes.
+             */
+            localized_file: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T06:30:00.000Z
+             */
+            date_created: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T06:31:12.000Z
+             */
+            date_updated: string;
+        };
+        VoiceStreamFailedEvent: {
+            /** @enum {string} */
+            type: "voice_stream.failed";
+            /**
+             * Format: date-time
+             * @description When the record finished.
+             */
+            timestamp: string;
+            data: components["schemas"]["VoiceStream"];
+        };
+        SubtitleCompletedEvent: {
+            /** @enum {string} */
+            type: "subtitle.completed";
+            /**
+             * Format: date-time
+             * @description When the record finished.
+             */
+            timestamp: string;
+            data: components["schemas"]["SubtitleJob"];
+        };
+        /** @description The record exactly as `GET` returns it at delivery time (download links signed then, valid 1 hour). */
+        SubtitleJob: {
+            /** Format: uuid */
+            id: string;
+            file: string;
+            source_language: components["schemas"]["Language"];
+            target_language: components["schemas"]["Language"];
+            /** @enum {string} */
+            mode: "burn_in" | "side_file";
+            /** @enum {string} */
+            subtitle_format: "srt" | "vtt";
+            task_status: components["schemas"]["TaskStatus"];
+            /** @description Progress in percent, 0–100; never moves backwards. */
+            task_progress: number;
+            /** @description Why the task failed, in plain words; null unless `task_status` is `failed`. */
+            task_error: string | null;
+            /**
+             * Format: uri
+             * @description Signed URL of the video with subtitles burned in (mode `burn_in`); null otherwise or until completed.
+             */
+            localized_file: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T06:30:00.000Z
+             */
+            date_created: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T06:31:12.000Z
+             */
+            date_updated: string;
+            /**
+             * Format: uri
+             * @description Signed URL of the subtitle file (SRT or WebVTT), valid for 1 hour; null until completed.
+             */
+            subtitle_file: string | null;
+        };
+        SubtitleFailedEvent: {
+            /** @enum {string} */
+            type: "subtitle.failed";
+            /**
+             * Format: date-time
+             * @description When the record finished.
+             */
+            timestamp: string;
+            data: components["schemas"]["SubtitleJob"];
+        };
+        /** @description The `data` of a `progress` event: the record's task fields as the projection stored them. */
+        RecordProgress: {
+            /**
+             * Format: uuid
+             * @description The record's id.
+             */
+            id: string;
+            task_status: components["schemas"]["TaskStatus"];
+            /** @description Progress in percent, 0–100; never lower than in an earlier event. */
+            task_progress: number;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T06:31:12.000Z
+             */
+            date_updated: string;
+        };
         /** @description Error other than validation: a human-readable `detail`. */
         Error: {
             detail: string;
@@ -297,33 +704,6 @@ export interface components {
              */
             audio_book_cover?: string | null;
         };
-        VoiceStream: {
-            /** Format: uuid */
-            id: string;
-            file: string;
-            source_language: components["schemas"]["Language"];
-            target_language: components["schemas"]["Language"];
-            task_status: components["schemas"]["TaskStatus"];
-            /** @description Progress in percent, 0–100; never moves backwards. */
-            task_progress: number;
-            /** @description Why the task failed, in plain words; null unless `task_status` is `failed`. */
-            task_error: string | null;
-            /**
-             * Format: uri
-             * @description Signed download URL of the result, valid for 1 hour from this read; null until the task completes.
-             */
-            localized_file: string | null;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T06:30:00.000Z
-             */
-            date_created: string;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T06:31:12.000Z
-             */
-            date_updated: string;
-        };
         CreateVoiceStream: {
             /**
              * @description Reference to the audio file: an `http(s)://` URL reachable from the service (private and loopback addresses are refused), an `s3://bucket/key` or `gs://bucket/key` URI (fetched through the configured S3-compatible endpoint), or a path relative to the server's MEDIA_ROOT.
@@ -342,42 +722,6 @@ export interface components {
             target_language: "French" | "English" | "Amharic" | "Swahili" | "Chinese" | "Japanese" | "Korean" | "German" | "Russian" | "Portuguese" | "Spanish" | "Italian" | "Arabic" | "Dutch" | "Hindi" | "Urdu";
             /** @description Preset voice for the translated speech; default: the target language's most natural voice. */
             voice?: string | null;
-        };
-        SubtitleJob: {
-            /** Format: uuid */
-            id: string;
-            file: string;
-            source_language: components["schemas"]["Language"];
-            target_language: components["schemas"]["Language"];
-            /** @enum {string} */
-            mode: "burn_in" | "side_file";
-            /** @enum {string} */
-            subtitle_format: "srt" | "vtt";
-            task_status: components["schemas"]["TaskStatus"];
-            /** @description Progress in percent, 0–100; never moves backwards. */
-            task_progress: number;
-            /** @description Why the task failed, in plain words; null unless `task_status` is `failed`. */
-            task_error: string | null;
-            /**
-             * Format: uri
-             * @description Signed URL of the video with subtitles burned in (mode `burn_in`); null otherwise or until completed.
-             */
-            localized_file: string | null;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T06:30:00.000Z
-             */
-            date_created: string;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T06:31:12.000Z
-             */
-            date_updated: string;
-            /**
-             * Format: uri
-             * @description Signed URL of the subtitle file (SRT or WebVTT), valid for 1 hour; null until completed.
-             */
-            subtitle_file: string | null;
         };
         SubtitleVideo: {
             /**
@@ -473,6 +817,105 @@ export interface components {
                 languages: components["schemas"]["Language"][];
             };
         };
+        WebhookCreated: {
+            /** Format: uuid */
+            id: string;
+            url: string;
+            events: ("audio_book.completed" | "audio_book.failed" | "voice_stream.completed" | "voice_stream.failed" | "subtitle.completed" | "subtitle.failed")[];
+            description: string | null;
+            /** @description Whether events are delivered to the endpoint. */
+            enabled: boolean;
+            /** @description Why the service disabled the endpoint (every attempt of a delivery failed), in plain words; null while enabled or when you disabled it. */
+            disabled_reason: string | null;
+            /** Format: date-time */
+            date_created: string;
+            /** Format: date-time */
+            date_updated: string;
+            /**
+             * @description The signing secret (`whsec_` + base64 of 24 random bytes). Shown only in this response: store it to verify the `webhook-signature` header.
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+             */
+            secret: string;
+        };
+        /**
+         * @example {
+         *       "url": "https://example.com/hooks/voiceloc",
+         *       "events": [
+         *         "audio_book.completed",
+         *         "audio_book.failed"
+         *       ],
+         *       "description": "production"
+         *     }
+         */
+        CreateWebhook: {
+            /**
+             * Format: uri
+             * @description Where events are POSTed. `https://` is required; loopback, private, link-local and metadata addresses are refused (at registration and again at every delivery, since DNS can change), except for hosts the operator allow-listed in `FETCH_ALLOW_PRIVATE_HOSTS`, which may also use `http://`.
+             * @example https://example.com/hooks/voiceloc
+             */
+            url: string;
+            /** @description Events sent to the endpoint, at least one of: `audio_book.completed`, `audio_book.failed`, `voice_stream.completed`, `voice_stream.failed`, `subtitle.completed`, `subtitle.failed`. Duplicates are ignored. */
+            events: ("audio_book.completed" | "audio_book.failed" | "voice_stream.completed" | "voice_stream.failed" | "subtitle.completed" | "subtitle.failed")[];
+            /** @description A note for yourself, up to 500 characters. */
+            description?: string | null;
+        };
+        Webhook: {
+            /** Format: uuid */
+            id: string;
+            url: string;
+            events: ("audio_book.completed" | "audio_book.failed" | "voice_stream.completed" | "voice_stream.failed" | "subtitle.completed" | "subtitle.failed")[];
+            description: string | null;
+            /** @description Whether events are delivered to the endpoint. */
+            enabled: boolean;
+            /** @description Why the service disabled the endpoint (every attempt of a delivery failed), in plain words; null while enabled or when you disabled it. */
+            disabled_reason: string | null;
+            /** Format: date-time */
+            date_created: string;
+            /** Format: date-time */
+            date_updated: string;
+        };
+        /**
+         * @example {
+         *       "enabled": true
+         *     }
+         */
+        UpdateWebhook: {
+            /**
+             * Format: uri
+             * @description Where events are POSTed. `https://` is required; loopback, private, link-local and metadata addresses are refused (at registration and again at every delivery, since DNS can change), except for hosts the operator allow-listed in `FETCH_ALLOW_PRIVATE_HOSTS`, which may also use `http://`.
+             * @example https://example.com/hooks/voiceloc
+             */
+            url?: string;
+            /** @description Events sent to the endpoint, at least one of: `audio_book.completed`, `audio_book.failed`, `voice_stream.completed`, `voice_stream.failed`, `subtitle.completed`, `subtitle.failed`. Duplicates are ignored. */
+            events?: ("audio_book.completed" | "audio_book.failed" | "voice_stream.completed" | "voice_stream.failed" | "subtitle.completed" | "subtitle.failed")[];
+            /** @description A note for yourself, up to 500 characters. */
+            description?: string | null;
+            /** @description `false` pauses deliveries; `true` re-enables the endpoint and clears `disabled_reason`. */
+            enabled?: boolean;
+        };
+        WebhookDelivery: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            webhook_id: string;
+            /**
+             * @description The `webhook-id` header of the message: the same on every attempt of it.
+             * @example msg_0193f1c2a7b47cc2a1f04e4ab2b1a4d0_audio_book_completed
+             */
+            message_id: string;
+            /** @enum {string} */
+            event_type: "audio_book.completed" | "audio_book.failed" | "voice_stream.completed" | "voice_stream.failed" | "subtitle.completed" | "subtitle.failed";
+            /** @description 1 for the first attempt of the message, then 2, 3… */
+            attempt: number;
+            /** @description The endpoint's HTTP status; null when no answer came (refused address, timeout, connection error). */
+            status_code: number | null;
+            /** @description Time from sending to the answer (or the failure), in milliseconds. */
+            latency_ms: number;
+            /** @description Why the attempt failed, in plain words; null when the endpoint answered 2xx. */
+            error: string | null;
+            /** Format: date-time */
+            date_created: string;
+        };
     };
     responses: never;
     parameters: never;
@@ -511,6 +954,15 @@ export interface operations {
             };
             /** @description Missing or invalid credentials (`API-KEY` header, or `Authorization: Bearer` with an API key or access token). Carries `WWW-Authenticate`. */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential is valid but may not be used yet: with `LIVE_KEYS=approval`, live keys of an account an operator has not approved are refused (sandbox keys work meanwhile). */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -571,6 +1023,15 @@ export interface operations {
             };
             /** @description Missing or invalid credentials (`API-KEY` header, or `Authorization: Bearer` with an API key or access token). Carries `WWW-Authenticate`. */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential is valid but may not be used yet: with `LIVE_KEYS=approval`, live keys of an account an operator has not approved are refused (sandbox keys work meanwhile). */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -660,6 +1121,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The credential is valid but may not be used yet: with `LIVE_KEYS=approval`, live keys of an account an operator has not approved are refused (sandbox keys work meanwhile). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description No such record for the calling account. */
             404: {
                 headers: {
@@ -721,6 +1191,15 @@ export interface operations {
             };
             /** @description Missing or invalid credentials (`API-KEY` header, or `Authorization: Bearer` with an API key or access token). Carries `WWW-Authenticate`. */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential is valid but may not be used yet: with `LIVE_KEYS=approval`, live keys of an account an operator has not approved are refused (sandbox keys work meanwhile). */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -817,6 +1296,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The credential is valid but may not be used yet: with `LIVE_KEYS=approval`, live keys of an account an operator has not approved are refused (sandbox keys work meanwhile). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Validation error (FastAPI / Pydantic v2 shape). */
             422: {
                 headers: {
@@ -870,6 +1358,15 @@ export interface operations {
             };
             /** @description Missing or invalid credentials (`API-KEY` header, or `Authorization: Bearer` with an API key or access token). Carries `WWW-Authenticate`. */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential is valid but may not be used yet: with `LIVE_KEYS=approval`, live keys of an account an operator has not approved are refused (sandbox keys work meanwhile). */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -959,6 +1456,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The credential is valid but may not be used yet: with `LIVE_KEYS=approval`, live keys of an account an operator has not approved are refused (sandbox keys work meanwhile). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description No such record for the calling account. */
             404: {
                 headers: {
@@ -1030,6 +1536,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The credential is valid but may not be used yet: with `LIVE_KEYS=approval`, live keys of an account an operator has not approved are refused (sandbox keys work meanwhile). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Validation error (FastAPI / Pydantic v2 shape). */
             422: {
                 headers: {
@@ -1083,6 +1598,15 @@ export interface operations {
             };
             /** @description Missing or invalid credentials (`API-KEY` header, or `Authorization: Bearer` with an API key or access token). Carries `WWW-Authenticate`. */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential is valid but may not be used yet: with `LIVE_KEYS=approval`, live keys of an account an operator has not approved are refused (sandbox keys work meanwhile). */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1172,6 +1696,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The credential is valid but may not be used yet: with `LIVE_KEYS=approval`, live keys of an account an operator has not approved are refused (sandbox keys work meanwhile). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description No such record for the calling account. */
             404: {
                 headers: {
@@ -1231,6 +1764,15 @@ export interface operations {
             };
             /** @description Missing or invalid credentials (`API-KEY` header, or `Authorization: Bearer` with an API key or access token). Carries `WWW-Authenticate`. */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential is valid but may not be used yet: with `LIVE_KEYS=approval`, live keys of an account an operator has not approved are refused (sandbox keys work meanwhile). */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1330,6 +1872,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The credential is valid but may not be used yet: with `LIVE_KEYS=approval`, live keys of an account an operator has not approved are refused (sandbox keys work meanwhile). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Validation error (FastAPI / Pydantic v2 shape). */
             422: {
                 headers: {
@@ -1392,6 +1943,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The credential is valid but may not be used yet: with `LIVE_KEYS=approval`, live keys of an account an operator has not approved are refused (sandbox keys work meanwhile). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Validation error (FastAPI / Pydantic v2 shape). */
             422: {
                 headers: {
@@ -1424,6 +1984,1011 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
+            };
+        };
+    };
+    stream_audio_book_events: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Resume: the id of the last event received (an EventSource sends it by itself when it reconnects). The stream then sends the current state only when it is newer; a value that is not a whole number is ignored. */
+                "last-event-id"?: string;
+            };
+            path: {
+                /** @description The audio book's id. */
+                audio_book_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event stream. */
+            200: {
+                headers: {
+                    /** @description `no-cache, no-transform`: a live stream is never cached or recoded. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": {
+                        /** @enum {string} */
+                        event: "progress";
+                        /**
+                         * @description The event id (`id:` line): a whole number derived from the record's state (progress in hundredths × 4 + status rank: queued 0, processing 1, failed 2, completed 3), strictly increasing within a stream and the same on every gateway. Send the last one back as `Last-Event-ID` to resume.
+                         * @example 20001
+                         */
+                        id: string;
+                        /** @description `RecordProgress` as JSON. */
+                        data: string;
+                    } | {
+                        /** @enum {string} */
+                        event: "completed";
+                        /**
+                         * @description The event id (`id:` line): a whole number derived from the record's state (progress in hundredths × 4 + status rank: queued 0, processing 1, failed 2, completed 3), strictly increasing within a stream and the same on every gateway. Send the last one back as `Last-Event-ID` to resume.
+                         * @example 20001
+                         */
+                        id: string;
+                        /** @description The audio book exactly as GET returns it (`AudioBook`, with a freshly signed `localized_file`), as JSON. */
+                        data: string;
+                    } | {
+                        /** @enum {string} */
+                        event: "failed";
+                        /**
+                         * @description The event id (`id:` line): a whole number derived from the record's state (progress in hundredths × 4 + status rank: queued 0, processing 1, failed 2, completed 3), strictly increasing within a stream and the same on every gateway. Send the last one back as `Last-Event-ID` to resume.
+                         * @example 20001
+                         */
+                        id: string;
+                        /** @description The audio book exactly as GET returns it (`AudioBook`, with a freshly signed `localized_file`), as JSON. */
+                        data: string;
+                    };
+                };
+            };
+            /** @description `Last-Event-ID` already covers the final event of a finished record: nothing more will come. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing or invalid credentials (`API-KEY` header, or `Authorization: Bearer` with an API key or access token). Carries `WWW-Authenticate`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential is valid but may not be used yet: with `LIVE_KEYS=approval`, live keys of an account an operator has not approved are refused (sandbox keys work meanwhile). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record for the calling account. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation error (FastAPI / Pydantic v2 shape). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Too many requests for this credential (API key, or access token subject). `Retry-After` says how many seconds to wait; `RateLimit` and `RateLimit-Policy` (draft-ietf-httpapi-ratelimit-headers) describe the budget, and successful responses carry them too. Also: the account already holds `SSE_MAX_STREAMS_PER_ACCOUNT` open event streams on this gateway process. */
+            429: {
+                headers: {
+                    /** @description Seconds until a request is allowed again. */
+                    "Retry-After"?: number;
+                    /** @description Requests available now (`r`) and seconds (`t`) until they are (on a 429: until one is). */
+                    RateLimit?: string;
+                    /** @description The policy: at most `q` requests in any `w` seconds are always served (a token bucket of `q` refilled over `w` seconds). */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    stream_voice_stream_events: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Resume: the id of the last event received (an EventSource sends it by itself when it reconnects). The stream then sends the current state only when it is newer; a value that is not a whole number is ignored. */
+                "last-event-id"?: string;
+            };
+            path: {
+                /** @description The voice stream's id. */
+                voice_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event stream. */
+            200: {
+                headers: {
+                    /** @description `no-cache, no-transform`: a live stream is never cached or recoded. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": {
+                        /** @enum {string} */
+                        event: "progress";
+                        /**
+                         * @description The event id (`id:` line): a whole number derived from the record's state (progress in hundredths × 4 + status rank: queued 0, processing 1, failed 2, completed 3), strictly increasing within a stream and the same on every gateway. Send the last one back as `Last-Event-ID` to resume.
+                         * @example 20001
+                         */
+                        id: string;
+                        /** @description `RecordProgress` as JSON. */
+                        data: string;
+                    } | {
+                        /** @enum {string} */
+                        event: "completed";
+                        /**
+                         * @description The event id (`id:` line): a whole number derived from the record's state (progress in hundredths × 4 + status rank: queued 0, processing 1, failed 2, completed 3), strictly increasing within a stream and the same on every gateway. Send the last one back as `Last-Event-ID` to resume.
+                         * @example 20001
+                         */
+                        id: string;
+                        /** @description The voice stream exactly as GET returns it (`VoiceStream`, with a freshly signed `localized_file`), as JSON. */
+                        data: string;
+                    } | {
+                        /** @enum {string} */
+                        event: "failed";
+                        /**
+                         * @description The event id (`id:` line): a whole number derived from the record's state (progress in hundredths × 4 + status rank: queued 0, processing 1, failed 2, completed 3), strictly increasing within a stream and the same on every gateway. Send the last one back as `Last-Event-ID` to resume.
+                         * @example 20001
+                         */
+                        id: string;
+                        /** @description The voice stream exactly as GET returns it (`VoiceStream`, with a freshly signed `localized_file`), as JSON. */
+                        data: string;
+                    };
+                };
+            };
+            /** @description `Last-Event-ID` already covers the final event of a finished record: nothing more will come. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing or invalid credentials (`API-KEY` header, or `Authorization: Bearer` with an API key or access token). Carries `WWW-Authenticate`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential is valid but may not be used yet: with `LIVE_KEYS=approval`, live keys of an account an operator has not approved are refused (sandbox keys work meanwhile). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record for the calling account. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation error (FastAPI / Pydantic v2 shape). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Too many requests for this credential (API key, or access token subject). `Retry-After` says how many seconds to wait; `RateLimit` and `RateLimit-Policy` (draft-ietf-httpapi-ratelimit-headers) describe the budget, and successful responses carry them too. Also: the account already holds `SSE_MAX_STREAMS_PER_ACCOUNT` open event streams on this gateway process. */
+            429: {
+                headers: {
+                    /** @description Seconds until a request is allowed again. */
+                    "Retry-After"?: number;
+                    /** @description Requests available now (`r`) and seconds (`t`) until they are (on a 429: until one is). */
+                    RateLimit?: string;
+                    /** @description The policy: at most `q` requests in any `w` seconds are always served (a token bucket of `q` refilled over `w` seconds). */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    stream_subtitle_events: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Resume: the id of the last event received (an EventSource sends it by itself when it reconnects). The stream then sends the current state only when it is newer; a value that is not a whole number is ignored. */
+                "last-event-id"?: string;
+            };
+            path: {
+                /** @description The subtitle job's id. */
+                subtitle_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event stream. */
+            200: {
+                headers: {
+                    /** @description `no-cache, no-transform`: a live stream is never cached or recoded. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": {
+                        /** @enum {string} */
+                        event: "progress";
+                        /**
+                         * @description The event id (`id:` line): a whole number derived from the record's state (progress in hundredths × 4 + status rank: queued 0, processing 1, failed 2, completed 3), strictly increasing within a stream and the same on every gateway. Send the last one back as `Last-Event-ID` to resume.
+                         * @example 20001
+                         */
+                        id: string;
+                        /** @description `RecordProgress` as JSON. */
+                        data: string;
+                    } | {
+                        /** @enum {string} */
+                        event: "completed";
+                        /**
+                         * @description The event id (`id:` line): a whole number derived from the record's state (progress in hundredths × 4 + status rank: queued 0, processing 1, failed 2, completed 3), strictly increasing within a stream and the same on every gateway. Send the last one back as `Last-Event-ID` to resume.
+                         * @example 20001
+                         */
+                        id: string;
+                        /** @description The subtitle job exactly as GET returns it (`SubtitleJob`, with a freshly signed `localized_file`), as JSON. */
+                        data: string;
+                    } | {
+                        /** @enum {string} */
+                        event: "failed";
+                        /**
+                         * @description The event id (`id:` line): a whole number derived from the record's state (progress in hundredths × 4 + status rank: queued 0, processing 1, failed 2, completed 3), strictly increasing within a stream and the same on every gateway. Send the last one back as `Last-Event-ID` to resume.
+                         * @example 20001
+                         */
+                        id: string;
+                        /** @description The subtitle job exactly as GET returns it (`SubtitleJob`, with a freshly signed `localized_file`), as JSON. */
+                        data: string;
+                    };
+                };
+            };
+            /** @description `Last-Event-ID` already covers the final event of a finished record: nothing more will come. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing or invalid credentials (`API-KEY` header, or `Authorization: Bearer` with an API key or access token). Carries `WWW-Authenticate`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential is valid but may not be used yet: with `LIVE_KEYS=approval`, live keys of an account an operator has not approved are refused (sandbox keys work meanwhile). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record for the calling account. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation error (FastAPI / Pydantic v2 shape). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Too many requests for this credential (API key, or access token subject). `Retry-After` says how many seconds to wait; `RateLimit` and `RateLimit-Policy` (draft-ietf-httpapi-ratelimit-headers) describe the budget, and successful responses carry them too. Also: the account already holds `SSE_MAX_STREAMS_PER_ACCOUNT` open event streams on this gateway process. */
+            429: {
+                headers: {
+                    /** @description Seconds until a request is allowed again. */
+                    "Retry-After"?: number;
+                    /** @description Requests available now (`r`) and seconds (`t`) until they are (on a 429: until one is). */
+                    RateLimit?: string;
+                    /** @description The policy: at most `q` requests in any `w` seconds are always served (a token bucket of `q` refilled over `w` seconds). */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    list_webhooks: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1–200; default 50. */
+                limit?: number;
+                /** @description Opaque cursor from the previous page's `Link: <…>; rel="next"` header. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of endpoints. */
+            200: {
+                headers: {
+                    /** @description Next page, RFC 8288: `<url>; rel="next"`. */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"][];
+                };
+            };
+            /** @description Missing or invalid credentials (`API-KEY` header, or `Authorization: Bearer` with an API key or access token). Carries `WWW-Authenticate`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential is valid but may not be used yet: with `LIVE_KEYS=approval`, live keys of an account an operator has not approved are refused (sandbox keys work meanwhile). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation error (FastAPI / Pydantic v2 shape). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Too many requests for this credential (API key, or access token subject). `Retry-After` says how many seconds to wait; `RateLimit` and `RateLimit-Policy` (draft-ietf-httpapi-ratelimit-headers) describe the budget, and successful responses carry them too. */
+            429: {
+                headers: {
+                    /** @description Seconds until a request is allowed again. */
+                    "Retry-After"?: number;
+                    /** @description Requests available now (`r`) and seconds (`t`) until they are (on a 429: until one is). */
+                    RateLimit?: string;
+                    /** @description The policy: at most `q` requests in any `w` seconds are always served (a token bucket of `q` refilled over `w` seconds). */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    create_webhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateWebhook"];
+            };
+        };
+        responses: {
+            /** @description The endpoint, with its signing secret (only in this response). */
+            201: {
+                headers: {
+                    /** @description The endpoint's URL. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookCreated"];
+                };
+            };
+            /** @description Missing or invalid credentials (`API-KEY` header, or `Authorization: Bearer` with an API key or access token). Carries `WWW-Authenticate`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential is valid but may not be used yet: with `LIVE_KEYS=approval`, live keys of an account an operator has not approved are refused (sandbox keys work meanwhile). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The account already has 50 endpoints. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is larger than the documented limit (1 MiB by default). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation error (FastAPI / Pydantic v2 shape). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Too many requests for this credential (API key, or access token subject). `Retry-After` says how many seconds to wait; `RateLimit` and `RateLimit-Policy` (draft-ietf-httpapi-ratelimit-headers) describe the budget, and successful responses carry them too. */
+            429: {
+                headers: {
+                    /** @description Seconds until a request is allowed again. */
+                    "Retry-After"?: number;
+                    /** @description Requests available now (`r`) and seconds (`t`) until they are (on a 429: until one is). */
+                    RateLimit?: string;
+                    /** @description The policy: at most `q` requests in any `w` seconds are always served (a token bucket of `q` refilled over `w` seconds). */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_webhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhook_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            /** @description Missing or invalid credentials (`API-KEY` header, or `Authorization: Bearer` with an API key or access token). Carries `WWW-Authenticate`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential is valid but may not be used yet: with `LIVE_KEYS=approval`, live keys of an account an operator has not approved are refused (sandbox keys work meanwhile). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record for the calling account. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation error (FastAPI / Pydantic v2 shape). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Too many requests for this credential (API key, or access token subject). `Retry-After` says how many seconds to wait; `RateLimit` and `RateLimit-Policy` (draft-ietf-httpapi-ratelimit-headers) describe the budget, and successful responses carry them too. */
+            429: {
+                headers: {
+                    /** @description Seconds until a request is allowed again. */
+                    "Retry-After"?: number;
+                    /** @description Requests available now (`r`) and seconds (`t`) until they are (on a 429: until one is). */
+                    RateLimit?: string;
+                    /** @description The policy: at most `q` requests in any `w` seconds are always served (a token bucket of `q` refilled over `w` seconds). */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    delete_webhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhook_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing or invalid credentials (`API-KEY` header, or `Authorization: Bearer` with an API key or access token). Carries `WWW-Authenticate`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential is valid but may not be used yet: with `LIVE_KEYS=approval`, live keys of an account an operator has not approved are refused (sandbox keys work meanwhile). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record for the calling account. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation error (FastAPI / Pydantic v2 shape). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Too many requests for this credential (API key, or access token subject). `Retry-After` says how many seconds to wait; `RateLimit` and `RateLimit-Policy` (draft-ietf-httpapi-ratelimit-headers) describe the budget, and successful responses carry them too. */
+            429: {
+                headers: {
+                    /** @description Seconds until a request is allowed again. */
+                    "Retry-After"?: number;
+                    /** @description Requests available now (`r`) and seconds (`t`) until they are (on a 429: until one is). */
+                    RateLimit?: string;
+                    /** @description The policy: at most `q` requests in any `w` seconds are always served (a token bucket of `q` refilled over `w` seconds). */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    update_webhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhook_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateWebhook"];
+            };
+        };
+        responses: {
+            /** @description The updated endpoint. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            /** @description Missing or invalid credentials (`API-KEY` header, or `Authorization: Bearer` with an API key or access token). Carries `WWW-Authenticate`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential is valid but may not be used yet: with `LIVE_KEYS=approval`, live keys of an account an operator has not approved are refused (sandbox keys work meanwhile). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record for the calling account. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is larger than the documented limit (1 MiB by default). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation error (FastAPI / Pydantic v2 shape). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Too many requests for this credential (API key, or access token subject). `Retry-After` says how many seconds to wait; `RateLimit` and `RateLimit-Policy` (draft-ietf-httpapi-ratelimit-headers) describe the budget, and successful responses carry them too. */
+            429: {
+                headers: {
+                    /** @description Seconds until a request is allowed again. */
+                    "Retry-After"?: number;
+                    /** @description Requests available now (`r`) and seconds (`t`) until they are (on a 429: until one is). */
+                    RateLimit?: string;
+                    /** @description The policy: at most `q` requests in any `w` seconds are always served (a token bucket of `q` refilled over `w` seconds). */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    list_webhook_deliveries: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1–200; default 50. */
+                limit?: number;
+                /** @description Opaque cursor from the previous page's `Link: <…>; rel="next"` header. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                webhook_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of delivery attempts. */
+            200: {
+                headers: {
+                    /** @description Next page, RFC 8288: `<url>; rel="next"`. */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"][];
+                };
+            };
+            /** @description Missing or invalid credentials (`API-KEY` header, or `Authorization: Bearer` with an API key or access token). Carries `WWW-Authenticate`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential is valid but may not be used yet: with `LIVE_KEYS=approval`, live keys of an account an operator has not approved are refused (sandbox keys work meanwhile). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record for the calling account. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation error (FastAPI / Pydantic v2 shape). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Too many requests for this credential (API key, or access token subject). `Retry-After` says how many seconds to wait; `RateLimit` and `RateLimit-Policy` (draft-ietf-httpapi-ratelimit-headers) describe the budget, and successful responses carry them too. */
+            429: {
+                headers: {
+                    /** @description Seconds until a request is allowed again. */
+                    "Retry-After"?: number;
+                    /** @description Requests available now (`r`) and seconds (`t`) until they are (on a 429: until one is). */
+                    RateLimit?: string;
+                    /** @description The policy: at most `q` requests in any `w` seconds are always served (a token bucket of `q` refilled over `w` seconds). */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    webhook_audio_book_completed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Message id, stable across retries: deduplicate on it. */
+                "webhook-id": string;
+                /** @description Unix time (seconds) of this attempt; refuse old ones (5 minutes) against replays. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 signature>` (space-separated when several). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AudioBookCompletedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: delivered. Anything else, or no answer in time, is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_audio_book_failed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Message id, stable across retries: deduplicate on it. */
+                "webhook-id": string;
+                /** @description Unix time (seconds) of this attempt; refuse old ones (5 minutes) against replays. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 signature>` (space-separated when several). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AudioBookFailedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: delivered. Anything else, or no answer in time, is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_voice_stream_completed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Message id, stable across retries: deduplicate on it. */
+                "webhook-id": string;
+                /** @description Unix time (seconds) of this attempt; refuse old ones (5 minutes) against replays. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 signature>` (space-separated when several). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["VoiceStreamCompletedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: delivered. Anything else, or no answer in time, is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_voice_stream_failed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Message id, stable across retries: deduplicate on it. */
+                "webhook-id": string;
+                /** @description Unix time (seconds) of this attempt; refuse old ones (5 minutes) against replays. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 signature>` (space-separated when several). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["VoiceStreamFailedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: delivered. Anything else, or no answer in time, is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_subtitle_completed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Message id, stable across retries: deduplicate on it. */
+                "webhook-id": string;
+                /** @description Unix time (seconds) of this attempt; refuse old ones (5 minutes) against replays. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 signature>` (space-separated when several). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SubtitleCompletedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: delivered. Anything else, or no answer in time, is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_subtitle_failed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Message id, stable across retries: deduplicate on it. */
+                "webhook-id": string;
+                /** @description Unix time (seconds) of this attempt; refuse old ones (5 minutes) against replays. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 signature>` (space-separated when several). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SubtitleFailedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: delivered. Anything else, or no answer in time, is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
