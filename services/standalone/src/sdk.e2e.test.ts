@@ -244,6 +244,21 @@ describe("@voiceloc/sdk", () => {
     }
   });
 
+  it("waitFor follows the record over the events stream, progress never moving backwards", async () => {
+    const client = createClient({ baseUrl: base, apiKey: KEY });
+    const book = unwrap(
+      await client.POST("/v1/audio_books/", { body: { file: "book.txt", name: "Events", source_language: "English", target_language: "English", use_voice_clone: false } }),
+    );
+    const seen: Array<{ progress: number; via: string }> = [];
+    let via = "";
+    const done = await client.waitFor(book, { onProgress: (u) => seen.push({ progress: u.progress, via: u.via }), onFinal: (_r, how) => (via = how), timeoutMs: 240_000 });
+    expect(done.task_status).toBe("completed");
+    expect(done.localized_file).toMatch(/^http/);
+    expect(via).toBe("events");
+    expect(seen.at(-1)?.progress).toBe(100);
+    for (let i = 1; i < seen.length; i += 1) expect(seen[i]?.progress).toBeGreaterThanOrEqual(seen[i - 1]?.progress ?? 0);
+  });
+
   it("lists through the typed client with the key of the account", async () => {
     const client = createClient({ baseUrl: base, apiKey: KEY });
     const books = unwrap(await client.GET("/v1/audio_books/", { params: { query: { limit: 200 } } }));
