@@ -21,6 +21,7 @@ import { registerSubtitles } from "./routes/subtitles.ts";
 import { registerSpeech, type Synthesizer } from "./routes/speech.ts";
 import { registerVoices } from "./routes/voices.ts";
 import { registerFiles } from "./routes/files.ts";
+import { isUploadBodyPath, registerUploads, type UploadDeps } from "./routes/uploads.ts";
 import type { VoiceCatalog } from "./mesh/synthesizer.ts";
 import type { CapabilitySource } from "./mesh/capabilities.ts";
 import { registerCapabilities } from "./routes/capabilities.ts";
@@ -55,7 +56,10 @@ export interface GatewayDeps {
   /** `false`: no HTTP metrics middleware and no /metrics (the overhead benchmark's baseline). */
   metrics?: boolean | undefined;
   maxBodyBytes: number;
-  fileReferenceCheck: (ref: string) => string | null;
+  /** A non-upload file reference's problem for this owner in plain words (shape, host, outside its media root), or null. */
+  fileReferenceCheck: (ref: string, ownerId: string) => string | null;
+  /** POST/GET/DELETE /v1/uploads and `upload:<id>` references; without it every `upload:` reference is a 422. */
+  uploads?: UploadDeps | undefined;
   now?: () => Date;
   newId?: () => string;
 }
@@ -120,8 +124,13 @@ export function createApp(deps: GatewayDeps): GatewayApp {
     if (limiter) await meterRequest(limiter, c);
     await next();
   });
-  // Bodies are read (bounded, JSON parsed once) only by the methods that carry one.
-  app.on([...METHODS_WITH_BODY], "/v1/*", limitBody(deps.maxBodyBytes), parseJson());
+  // Bodies are read (bounded, JSON parsed once) only by the methods that carry one. Not the upload's:
+  // POST /v1/uploads streams its own body to the blob store under UPLOAD_MAX_BYTES, any content type.
+  const bodyLimit = limitBody(deps.maxBodyBytes);
+  const jsonBody = parseJson();
+  app.on([...METHODS_WITH_BODY], "/v1/*", (c, next) => (isUploadBodyPath(c.req.path) ? next() : bodyLimit(c, next)), (c, next) =>
+    isUploadBodyPath(c.req.path) ? next() : jsonBody(c, next),
+  );
 
   app.openAPIRegistry.registerComponent("securitySchemes", "APIKeyHeader", {
     type: "apiKey",
@@ -146,6 +155,7 @@ export function createApp(deps: GatewayDeps): GatewayApp {
   registerSpeech(app, deps);
   registerVoices(app, deps);
   registerCapabilities(app, deps);
+  if (deps.uploads) registerUploads(app, deps, deps.uploads);
   if (deps.files) registerFiles(app, deps.files.blobs, deps.files.secret);
 
   app.get("/healthz", (c) => respond(c, 200, { status: "ok" }));
@@ -180,6 +190,7 @@ export function createApp(deps: GatewayDeps): GatewayApp {
       { name: "Voice streams", description: "Speech turned into translated speech." },
       { name: "Video", description: "Transcribed, translated subtitles for videos." },
       { name: "Speech", description: "Speech synthesis on demand." },
+      { name: "Uploads", description: "Files stored for this account's own tasks (`upload:<id>`), deleted when they expire." },
     ],
   });
   app.get("/docs", swaggerUI({ url: "/openapi.json", title: "Voice Localization Service API" }));
