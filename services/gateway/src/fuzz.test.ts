@@ -380,6 +380,12 @@ beforeAll(async () => {
     expect(res.status).toBeLessThan(300);
     ids.push(((await res.json()) as { id: string }).id);
   }
+  // uploads of alice's, so their GET and DELETE are reached with existing ids too (several: DELETE removes them)
+  for (let i = 0; i < 4; i++) {
+    const upload = await t.gateway.app.request(`${BASE}/v1/uploads?filename=fuzz.txt`, { method: "POST", headers: { "API-KEY": ALICE_KEY, "Content-Type": "text/plain" }, body: "fuzz words" });
+    expect(upload.status).toBe(201);
+    ids.push(((await upload.json()) as { id: string }).id);
+  }
   const secret = new TextEncoder().encode(JWT_SECRET);
   const sign = (sub: string) => new SignJWT({}).setProtectedHeader({ alg: "HS256" }).setSubject(sub).setExpirationTime("1h").sign(secret);
   pools = {
