@@ -48,7 +48,7 @@ let dir: { path: string; cleanup: () => Promise<void> };
 let blobs: BlobStore;
 let media: string;
 
-async function upload(body: BodyInit, init: { key?: string; type?: string; query?: string; headers?: Record<string, string> } = {}): Promise<Response> {
+async function upload(body: NonNullable<RequestInit["body"]>, init: { key?: string; type?: string; query?: string; headers?: Record<string, string> } = {}): Promise<Response> {
   const headers: Record<string, string> = { "API-KEY": init.key ?? ALICE_KEY, ...init.headers };
   if (init.type) headers["Content-Type"] = init.type;
   return t.gateway.app.request(`${BASE}/v1/uploads${init.query ?? ""}`, { method: "POST", headers, body, duplex: "half" } as RequestInit);

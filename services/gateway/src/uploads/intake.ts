@@ -158,7 +158,6 @@ const MAX_FILENAME = 255;
 /** A file name as given, or null: trimmed to 255 characters, control characters dropped. */
 export function cleanFilename(name: string | undefined | null): string | null {
   if (name === undefined || name === null) return null;
-  // eslint-disable-next-line no-control-regex
   const cleaned = [...name.replace(/[\u0000-\u001f\u007f]/g, "")].slice(0, MAX_FILENAME).join("");
   return cleaned.trim() === "" ? null : cleaned;
 }
