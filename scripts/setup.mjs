@@ -27,8 +27,18 @@ const APT_PACKAGES = [
   "fonts-noto-core", "fonts-noto-cjk",
 ];
 
+// Only for the tests (`npm test` passes `--test`): never installed by `npm start`/`pnpm dev`, never in
+// an image (deploy/src/dockerfile.test.ts forbids them there). chromium: the headless browser the
+// browser tests drive through playwright-core (`launchBrowser` in packages/testing), Debian's build
+// because playwright's own download needs hosts this machine cannot reach. Its hard dependencies
+// bring what headless needs (libnss3, fonts via fontconfig, ...); nothing it only recommends is used.
+const TEST_APT_PACKAGES = ["chromium"];
+
 // `--system-only`: install the Debian packages and stop (used to check the list in a fresh chroot).
+// `--test`: also the test-only packages.
 const systemOnly = process.argv.includes("--system-only");
+const forTests = process.argv.includes("--test");
+const wanted = forTests ? [...APT_PACKAGES, ...TEST_APT_PACKAGES] : APT_PACKAGES;
 
 function run(cmd, args, options = {}) {
   const result = spawnSync(cmd, args, { stdio: ["ignore", "inherit", "inherit"], cwd: root, ...options });
@@ -47,7 +57,7 @@ function installedDebs() {
 // 1. System packages (Debian/Ubuntu only; needs root).
 const debs = installedDebs();
 if (debs) {
-  const missing = APT_PACKAGES.filter((p) => !debs.has(p));
+  const missing = wanted.filter((p) => !debs.has(p));
   if (missing.length > 0) {
     if (process.getuid?.() === 0) {
       say(`installing Debian packages: ${missing.join(" ")}`);

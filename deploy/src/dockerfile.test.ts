@@ -9,11 +9,13 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SERVICE_NAMES } from "@voiceloc/config";
-import { aptPackages, envOf, inherited, last, parseDockerfile, readText, setupAptPackages, type Dockerfile } from "./dockerfile.ts";
+import { aptPackages, envOf, inherited, last, parseDockerfile, readText, setupAptPackages, setupTestAptPackages, type Dockerfile } from "./dockerfile.ts";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const dockerfile = parseDockerfile(readText(join(root, "deploy", "Dockerfile")));
 const SETUP = setupAptPackages(readText(join(root, "scripts", "setup.mjs")));
+/** Debian packages only the tests need (the browser of the browser tests): never in an image. */
+const TEST_ONLY = setupTestAptPackages(readText(join(root, "scripts", "setup.mjs")));
 const TARGETS = [...SERVICE_NAMES, "all"] as const;
 
 const stage = (file: Dockerfile, name: string) => {
@@ -56,6 +58,18 @@ describe("deploy/Dockerfile", () => {
     }
     // Nothing installed in the shared runtime stage, so no target inherits a package it does not need.
     expect(aptPackages(stage(dockerfile, "runtime"))).toEqual([]);
+  });
+
+  it("no stage installs a test-only package of scripts/setup.mjs, and only `npm test` asks setup for them", () => {
+    expect(TEST_ONLY).toContain("chromium");
+    expect(TEST_ONLY.filter((p) => SETUP.includes(p))).toEqual([]);
+    for (const s of dockerfile.stages) {
+      expect(aptPackages(s).filter((p) => TEST_ONLY.includes(p)), s.name).toEqual([]);
+    }
+    const scripts = (JSON.parse(readText(join(root, "package.json"))) as { scripts: Record<string, string> }).scripts;
+    const withTestFlag = Object.entries(scripts).filter(([, command]) => /setup\.mjs[^&]*--test/.test(command)).map(([name]) => name);
+    expect(withTestFlag).toEqual(["test"]);
+    expect(scripts.start).toMatch(/setup\.mjs/);
   });
 
   it("every service target runs its service as a non-root user from the built output", () => {
@@ -160,6 +174,8 @@ describe("the Dockerfile checks fail on a broken Dockerfile", () => {
     expect(() => aptPackages(stage(noRecommends, "subtitle"))).toThrow(/--no-install-recommends/);
     const extra = parseDockerfile(original.replace("pocketsphinx pocketsphinx-en-us fonts-noto-core fonts-noto-cjk \\\n && rm -rf /var/lib/apt/lists/*\nENV SERVICES=subtitle", "pocketsphinx pocketsphinx-en-us fonts-noto-core fonts-noto-cjk curl \\\n && rm -rf /var/lib/apt/lists/*\nENV SERVICES=subtitle"));
     expect(aptPackages(stage(extra, "subtitle")).filter((p) => !SETUP.includes(p))).toEqual(["curl"]);
+    const browser = parseDockerfile(original.replace("fonts-noto-core fonts-noto-cjk \\\n && rm -rf /var/lib/apt/lists/*\nENV SERVICES=subtitle", "fonts-noto-core fonts-noto-cjk chromium \\\n && rm -rf /var/lib/apt/lists/*\nENV SERVICES=subtitle"));
+    expect(aptPackages(stage(browser, "subtitle")).filter((p) => TEST_ONLY.includes(p))).toEqual(["chromium"]);
     const root0 = parseDockerfile(original.replace(/ENV SERVICES=gateway\nCOPY --from=build --chown=0:0 \/out \/app\nUSER 1000:1000/, "ENV SERVICES=gateway\nCOPY --from=build --chown=0:0 /out /app\nUSER root"));
     expect(last(stage(root0, "gateway"), "USER")).not.toMatch(/^[1-9]\d*(:[1-9]\d*)?$/);
   });

@@ -105,4 +105,11 @@ export function setupAptPackages(setupSource: string): string[] {
   return [...m[1]!.matchAll(/"([^"]+)"/g)].map((x) => x[1]!);
 }
 
+/** TEST_APT_PACKAGES of scripts/setup.mjs: installed by `npm test` only (`--test`), never in an image. */
+export function setupTestAptPackages(setupSource: string): string[] {
+  const m = /const TEST_APT_PACKAGES = \[([\s\S]*?)\];/.exec(setupSource);
+  if (!m) throw new Error("TEST_APT_PACKAGES not found in scripts/setup.mjs");
+  return [...m[1]!.matchAll(/"([^"]+)"/g)].map((x) => x[1]!);
+}
+
 export const readText = (path: string) => readFileSync(path, "utf8");

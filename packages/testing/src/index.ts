@@ -2,3 +2,4 @@ export * from "./tmp.ts";
 export * from "./nats.ts";
 export * from "./media.ts";
 export * from "./hostile.ts";
+export * from "./browser.ts";
