@@ -8,18 +8,10 @@ import { stat } from "node:fs/promises";
 import { basename } from "node:path";
 import { Readable } from "node:stream";
 import { errorFromFetchResponse } from "./errors.ts";
+import type { components } from "./generated/api.ts";
 
 /** A stored upload, as `POST /v1/uploads` and `GET /v1/uploads/{upload_id}` answer it. */
-export interface UploadRecord {
-  id: string;
-  /** `upload:<id>`: what to pass as `file` / `voice_clone_sample`. */
-  file: string;
-  filename: string | null;
-  bytes: number;
-  content_type: string;
-  expires_at: string;
-  date_created: string;
-}
+export type UploadRecord = components["schemas"]["Upload"];
 
 /** A local file path, a Blob (or File), bytes, or a web / Node readable stream. */
 export type UploadInput = string | Blob | Uint8Array | ReadableStream<Uint8Array> | NodeJS.ReadableStream;

@@ -261,6 +261,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/uploads": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Uploads (extension)
+         * @description The caller's uploads that have not expired, newest first, paged like the other lists (`limit`, `cursor`, `Link`).
+         */
+        get: operations["list_uploads"];
+        put?: never;
+        /**
+         * Create Upload (extension)
+         * @description Extension to the contract: stores a file for later use as `file: "upload:<id>"` (or `voice_clone_sample`) by this account only, so inputs need no public URL and no access to MEDIA_ROOT. Send the bytes as the raw body (any `Content-Type`, optional `?filename=`) or as `multipart/form-data` with exactly one file part named `file` (other fields are ignored). The body is streamed to the blob store, never held whole, up to UPLOAD_MAX_BYTES (here 1073741824 bytes; 1 GiB by default): 413 above it and nothing is kept. The type is sniffed from the bytes, not taken from the request: UTF-8 text without NUL (`text/plain`), audio or video; anything else is a 415. An empty body is a 422. The upload expires after UPLOAD_TTL_SECONDS (24 h by default) and is then deleted.
+         */
+        post: operations["create_upload"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/uploads/{upload_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Upload (extension)
+         * @description One of the caller's uploads. 404 for an unknown, expired or another account's id.
+         */
+        get: operations["get_upload"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete Upload (extension)
+         * @description Deletes one of the caller's uploads (record and bytes) before it expires. Tasks already created from it keep their own copy once started; a task still queued fails with `file not available`. 404 for an unknown, expired or another account's id.
+         */
+        delete: operations["delete_upload"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/webhooks": {
         parameters: {
             query?: never;
@@ -816,6 +864,44 @@ export interface components {
                 available: boolean;
                 languages: components["schemas"]["Language"][];
             };
+        };
+        Upload: {
+            /**
+             * Format: uuid
+             * @description The upload's id (UUID v7).
+             * @example 0190d6a4-6b7e-7c3a-9f00-1234567890ab
+             */
+            id: string;
+            /**
+             * @description The reference to pass in a `file` or `voice_clone_sample` field of this account's create operations.
+             * @example upload:0190d6a4-6b7e-7c3a-9f00-1234567890ab
+             */
+            file: string;
+            /**
+             * @description The name given (`?filename=` or the multipart part's file name), or null.
+             * @example book.txt
+             */
+            filename: string | null;
+            /**
+             * @description Size in bytes.
+             * @example 5120
+             */
+            bytes: number;
+            /**
+             * @description Sniffed from the bytes, never taken from the request: `text/plain` (UTF-8 text) or an `audio/*` / `video/*` type.
+             * @example text/plain
+             */
+            content_type: string;
+            /**
+             * @description When it stops being usable and is deleted (UPLOAD_TTL_SECONDS after creation).
+             * @example 2026-11-28T07:00:00.000Z
+             */
+            expires_at: string;
+            /**
+             * @description When it was made.
+             * @example 2026-11-27T07:00:00.000Z
+             */
+            date_created: string;
         };
         WebhookCreated: {
             /** Format: uuid */
@@ -2319,6 +2405,322 @@ export interface operations {
                 };
             };
             /** @description Too many requests for this credential (API key, or access token subject). `Retry-After` says how many seconds to wait; `RateLimit` and `RateLimit-Policy` (draft-ietf-httpapi-ratelimit-headers) describe the budget, and successful responses carry them too. Also: the account already holds `SSE_MAX_STREAMS_PER_ACCOUNT` open event streams on this gateway process. */
+            429: {
+                headers: {
+                    /** @description Seconds until a request is allowed again. */
+                    "Retry-After"?: number;
+                    /** @description Requests available now (`r`) and seconds (`t`) until they are (on a 429: until one is). */
+                    RateLimit?: string;
+                    /** @description The policy: at most `q` requests in any `w` seconds are always served (a token bucket of `q` refilled over `w` seconds). */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    list_uploads: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1–200; default 50. */
+                limit?: number;
+                /** @description Opaque cursor from the previous page's `Link: <…>; rel="next"` header. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of uploads. */
+            200: {
+                headers: {
+                    /** @description Next page, RFC 8288. */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Upload"][];
+                };
+            };
+            /** @description Missing or invalid credentials (`API-KEY` header, or `Authorization: Bearer` with an API key or access token). Carries `WWW-Authenticate`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential is valid but may not be used yet: with `LIVE_KEYS=approval`, live keys of an account an operator has not approved are refused (sandbox keys work meanwhile). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation error (FastAPI / Pydantic v2 shape). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Too many requests for this credential (API key, or access token subject). `Retry-After` says how many seconds to wait; `RateLimit` and `RateLimit-Policy` (draft-ietf-httpapi-ratelimit-headers) describe the budget, and successful responses carry them too. */
+            429: {
+                headers: {
+                    /** @description Seconds until a request is allowed again. */
+                    "Retry-After"?: number;
+                    /** @description Requests available now (`r`) and seconds (`t`) until they are (on a 429: until one is). */
+                    RateLimit?: string;
+                    /** @description The policy: at most `q` requests in any `w` seconds are always served (a token bucket of `q` refilled over `w` seconds). */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    create_upload: {
+        parameters: {
+            query?: {
+                /** @description The file's name, kept with the upload and shown back (raw bodies; a multipart part carries its own). */
+                filename?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The file: raw bytes, or multipart/form-data with one part named `file`. */
+        requestBody: {
+            content: {
+                "application/octet-stream": string;
+                /** @example Chapter one. It was a bright cold day. */
+                "text/plain": string;
+                "audio/*": string;
+                "video/*": string;
+                /**
+                 * @example {
+                 *       "file": "Chapter one. It was a bright cold day."
+                 *     }
+                 */
+                "multipart/form-data": {
+                    /** Format: binary */
+                    file: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Stored. `Location: /v1/uploads/<id>`. */
+            201: {
+                headers: {
+                    /** @description The upload's URL. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Upload"];
+                };
+            };
+            /** @description Missing or invalid credentials (`API-KEY` header, or `Authorization: Bearer` with an API key or access token). Carries `WWW-Authenticate`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential is valid but may not be used yet: with `LIVE_KEYS=approval`, live keys of an account an operator has not approved are refused (sandbox keys work meanwhile). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The upload is larger than UPLOAD_MAX_BYTES; nothing was kept. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The bytes are neither UTF-8 text nor a recognised audio or video format. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation error (FastAPI / Pydantic v2 shape). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Too many requests for this credential (API key, or access token subject). `Retry-After` says how many seconds to wait; `RateLimit` and `RateLimit-Policy` (draft-ietf-httpapi-ratelimit-headers) describe the budget, and successful responses carry them too. */
+            429: {
+                headers: {
+                    /** @description Seconds until a request is allowed again. */
+                    "Retry-After"?: number;
+                    /** @description Requests available now (`r`) and seconds (`t`) until they are (on a 429: until one is). */
+                    RateLimit?: string;
+                    /** @description The policy: at most `q` requests in any `w` seconds are always served (a token bucket of `q` refilled over `w` seconds). */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_upload: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                upload_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The upload. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Upload"];
+                };
+            };
+            /** @description Missing or invalid credentials (`API-KEY` header, or `Authorization: Bearer` with an API key or access token). Carries `WWW-Authenticate`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential is valid but may not be used yet: with `LIVE_KEYS=approval`, live keys of an account an operator has not approved are refused (sandbox keys work meanwhile). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record for the calling account. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation error (FastAPI / Pydantic v2 shape). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Too many requests for this credential (API key, or access token subject). `Retry-After` says how many seconds to wait; `RateLimit` and `RateLimit-Policy` (draft-ietf-httpapi-ratelimit-headers) describe the budget, and successful responses carry them too. */
+            429: {
+                headers: {
+                    /** @description Seconds until a request is allowed again. */
+                    "Retry-After"?: number;
+                    /** @description Requests available now (`r`) and seconds (`t`) until they are (on a 429: until one is). */
+                    RateLimit?: string;
+                    /** @description The policy: at most `q` requests in any `w` seconds are always served (a token bucket of `q` refilled over `w` seconds). */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    delete_upload: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                upload_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing or invalid credentials (`API-KEY` header, or `Authorization: Bearer` with an API key or access token). Carries `WWW-Authenticate`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential is valid but may not be used yet: with `LIVE_KEYS=approval`, live keys of an account an operator has not approved are refused (sandbox keys work meanwhile). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record for the calling account. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation error (FastAPI / Pydantic v2 shape). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Too many requests for this credential (API key, or access token subject). `Retry-After` says how many seconds to wait; `RateLimit` and `RateLimit-Policy` (draft-ietf-httpapi-ratelimit-headers) describe the budget, and successful responses carry them too. */
             429: {
                 headers: {
                     /** @description Seconds until a request is allowed again. */
