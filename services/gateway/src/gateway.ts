@@ -148,6 +148,7 @@ export async function createGateway(options: GatewayOptions): Promise<GatewaySer
       ? await RateLimiter.open(store, config.rateLimit, { logger, ...(options.rateLimitClock ? { now: options.rateLimitClock } : {}) })
       : undefined,
     publicBaseUrl: config.publicBaseUrl,
+    apiInfo: config.apiInfo,
     metricsToken: config.telemetry.metricsToken,
     maxBodyBytes: config.maxBodyBytes,
     fileReferenceCheck: (ref) => fileReferenceProblem(ref, config.mediaRoot, config.fetch),

@@ -84,4 +84,10 @@ not a valid key (including a malformed percent-encoding) is a **404**.
 \`POST /v1/videos/subtitle\` answers **202** with a subtitle job; options \`mode\` (\`burn_in\` default |
 \`side_file\`) and \`subtitle_format\` (\`srt\` default | \`vtt\`). \`GET /v1/videos/subtitle\` and
 \`GET /v1/videos/subtitle/{subtitle_id}\` read the jobs.
+
+## This document
+Served at \`/openapi.json\` (OpenAPI 3.1) and rendered at \`/docs\` by a Swagger UI the server
+itself hosts: the page loads nothing from elsewhere and works without internet access. Every
+operation has a unique snake_case \`operationId\`, and the document passes Redocly's and
+Spectral's OpenAPI rule sets. \`info.contact\` and \`info.license\` are this deployment's.
 `.trim();
