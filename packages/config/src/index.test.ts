@@ -89,6 +89,13 @@ describe("loadConfig", () => {
     expect(() => loadConfig({ RATE_LIMIT_BURST: "0" })).toThrow(/RATE_LIMIT_BURST/);
   });
 
+  it("reads the live progress stream settings: heartbeat period and streams per account, bounded", () => {
+    expect(loadConfig({}).sse).toEqual({ heartbeatMs: 15_000, maxStreamsPerAccount: 100 });
+    expect(loadConfig({ SSE_HEARTBEAT_MS: "2000", SSE_MAX_STREAMS_PER_ACCOUNT: "3" }).sse).toEqual({ heartbeatMs: 2_000, maxStreamsPerAccount: 3 });
+    expect(() => loadConfig({ SSE_HEARTBEAT_MS: "10" })).toThrow(/SSE_HEARTBEAT_MS/);
+    expect(() => loadConfig({ SSE_MAX_STREAMS_PER_ACCOUNT: "0" })).toThrow(/SSE_MAX_STREAMS_PER_ACCOUNT/);
+  });
+
   it("refuses settings that contradict each other, naming the variables", () => {
     const cases: Array<[Record<string, string>, string[]]> = [
       [{ BLOB_STORE: "nats" }, ["BLOB_STORE", "NATS_URL"]],
@@ -153,5 +160,17 @@ describe("loadConfig", () => {
     expect(() => loadConfig({ API_CONTACT_EMAIL: "not-an-address" })).toThrow(/API_CONTACT_EMAIL/);
     expect(() => loadConfig({ API_CONTACT_URL: "ftp://x" })).toThrow(/API_CONTACT_URL/);
     expect(() => loadConfig({ API_LICENSE_URL: "https://x.example/l", API_LICENSE_IDENTIFIER: "MIT" })).toThrow(/API_LICENSE_URL, API_LICENSE_IDENTIFIER/);
+  });
+
+  it("reads the webhook settings: 10 s per attempt, 45 s base, 12 attempts, 8 at once; out-of-range values are refused", () => {
+    expect(loadConfig({}).webhooks).toEqual({ timeoutMs: 10_000, retryBaseMs: 45_000, maxAttempts: 12, concurrency: 8 });
+    expect(loadConfig({ WEBHOOK_TIMEOUT_MS: "2000", WEBHOOK_RETRY_BASE_MS: "100", WEBHOOK_MAX_ATTEMPTS: "3", WEBHOOK_CONCURRENCY: "2" }).webhooks).toEqual({
+      timeoutMs: 2_000,
+      retryBaseMs: 100,
+      maxAttempts: 3,
+      concurrency: 2,
+    });
+    expect(() => loadConfig({ WEBHOOK_MAX_ATTEMPTS: "51" })).toThrow(/WEBHOOK_MAX_ATTEMPTS/);
+    expect(() => loadConfig({ WEBHOOK_TIMEOUT_MS: "120000" })).toThrow(/WEBHOOK_TIMEOUT_MS/);
   });
 });

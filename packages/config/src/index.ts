@@ -179,6 +179,10 @@ export const EnvSchema = z
     ENGINE_NICE: z.coerce.number().int().min(0).max(19).default(10),
     RATE_LIMIT_PER_MINUTE: wholeNumber(600, 1_000_000, true),
     RATE_LIMIT_BURST: wholeNumber(undefined, 1_000_000, false),
+    /** Live progress streams (`…/events`): a `: heartbeat` comment after this long without another frame. */
+    SSE_HEARTBEAT_MS: z.coerce.number().int().min(1_000).max(300_000).default(15_000),
+    /** Live progress streams one account (owner) may hold open at once on one gateway process; more: 429. */
+    SSE_MAX_STREAMS_PER_ACCOUNT: z.coerce.number().int().min(1).max(100_000).default(100),
     /** Longest media a voice stream (or subtitle task) accepts, in decoded seconds. */
     MAX_MEDIA_SECONDS: z.coerce.number().int().min(1).max(7 * 24 * 3600).default(DEFAULT_MAX_MEDIA_SECONDS),
     /** Most characters of text one audio book may have. */
@@ -211,6 +215,14 @@ export const EnvSchema = z
     }),
     /** `service.name` of the spans; default `voiceloc-<SERVICES joined by +>`. */
     OTEL_SERVICE_NAME: optionalString,
+    /** How long one webhook delivery attempt may take (connect, send, answer), in ms. */
+    WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
+    /** Wait before the second attempt of a webhook delivery; it doubles per attempt (±20 % jitter). */
+    WEBHOOK_RETRY_BASE_MS: z.coerce.number().int().min(1).max(3_600_000).default(45_000),
+    /** Attempts of one webhook delivery before the endpoint is disabled (12 with the default base: about 25 h). */
+    WEBHOOK_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(50).default(12),
+    /** Webhook deliveries one gateway process sends at once. */
+    WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(8),
     /** When set, GET /metrics needs `Authorization: Bearer <METRICS_TOKEN>`. */
     METRICS_TOKEN: optionalString.refine((v) => v === undefined || v.length >= 16, { message: "must be at least 16 characters" }),
     /** `info.contact` of /openapi.json: who answers questions about this deployment's API. */
@@ -290,6 +302,8 @@ export const EnvSchema = z
         env.RATE_LIMIT_PER_MINUTE === undefined
           ? undefined
           : { perMinute: env.RATE_LIMIT_PER_MINUTE, burst: env.RATE_LIMIT_BURST ?? Math.ceil(env.RATE_LIMIT_PER_MINUTE / 6) },
+      /** Live progress over Server-Sent Events: heartbeat period and open streams per owner (per gateway process). */
+      sse: { heartbeatMs: env.SSE_HEARTBEAT_MS, maxStreamsPerAccount: env.SSE_MAX_STREAMS_PER_ACCOUNT },
       maxMediaSeconds: env.MAX_MEDIA_SECONDS,
       maxBookCharacters: env.MAX_BOOK_CHARACTERS,
       scheduling: { accountMaxTasksInFlight: env.ACCOUNT_MAX_TASKS_IN_FLIGHT },
@@ -297,6 +311,12 @@ export const EnvSchema = z
       openaiTts: ttsUrl ? { baseUrl: ttsUrl, apiKey: env.OPENAI_API_KEY, model: env.OPENAI_TTS_MODEL, voices: env.OPENAI_TTS_VOICES } : undefined,
       /** `info.contact` and `info.license` of the OpenAPI document. */
       apiInfo: apiInfo(env),
+      webhooks: {
+        timeoutMs: env.WEBHOOK_TIMEOUT_MS,
+        retryBaseMs: env.WEBHOOK_RETRY_BASE_MS,
+        maxAttempts: env.WEBHOOK_MAX_ATTEMPTS,
+        concurrency: env.WEBHOOK_CONCURRENCY,
+      },
       telemetry: {
         /** Tracing exports here over OTLP/HTTP; undefined: no tracing SDK at all. */
         otlpEndpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT,

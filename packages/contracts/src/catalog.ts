@@ -18,6 +18,7 @@ import {
   VoiceStreamWorkSchema,
   VoicesReplySchema,
   VoicesRequestSchema,
+  WEBHOOK_QUEUE,
   WORK_QUEUES,
   type AudioBookWork,
   type CapabilityKind,
@@ -25,6 +26,7 @@ import {
   type TaskEvent,
   type VoiceStreamWork,
 } from "./bus.ts";
+import { WebhookDeliveryWorkSchema, type WebhookDeliveryWork } from "./webhooks.ts";
 
 const NO_REFUSALS = [] as const;
 
@@ -48,6 +50,12 @@ export const BUS_CATALOG = {
     audiobook: { queue: WORK_QUEUES.audiobook, payload: AudioBookWorkSchema, messageId: (work: AudioBookWork) => work.task_id },
     "voice-stream": { queue: WORK_QUEUES["voice-stream"], payload: VoiceStreamWorkSchema, messageId: (work: VoiceStreamWork) => work.task_id },
     subtitle: { queue: WORK_QUEUES.subtitle, payload: SubtitleWorkSchema, messageId: (work: SubtitleWork) => work.task_id },
+    /** Webhook deliveries (consumed by the gateways), one message per endpoint, record and event. */
+    webhook: {
+      queue: WEBHOOK_QUEUE,
+      payload: WebhookDeliveryWorkSchema,
+      messageId: (work: WebhookDeliveryWork) => `${work.webhook_id}:${work.message_id}`,
+    },
   },
   events: {
     /** Progress of a task on `events.task.<kind>.<task id>`, deduplicated by task id and sequence. */

@@ -4,3 +4,4 @@ export * from "./bus.ts";
 export * from "./capabilities.ts";
 export * from "./pydantic/index.ts";
 export * from "./catalog.ts";
+export * from "./webhooks.ts";

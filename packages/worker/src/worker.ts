@@ -84,11 +84,12 @@ export interface ResumeContext {
 }
 
 /**
- * What the worker needs of a bus catalogue: work queues whose payloads carry a task id, and the task
- * event family. `BUS_CATALOG` (contracts) is one; tests give one with their own queues.
+ * What the worker needs of a bus catalogue: work queues named after task kinds whose payloads carry a
+ * task id (other queues, e.g. webhook deliveries, may sit beside them), and the task event family.
+ * `BUS_CATALOG` (contracts) is one; tests give one with their own queues.
  */
 export interface TaskCatalog extends BusCatalog {
-  readonly work: { readonly [name: string]: WorkContract<{ task_id: string }> };
+  readonly work: { readonly [K in TaskKind]?: WorkContract<{ task_id: string }> } & { readonly [name: string]: WorkContract<unknown> };
   readonly events: { readonly task: EventContract<TaskEvent> };
 }
 
@@ -212,7 +213,7 @@ export function createTaskWorker<const C extends TaskCatalog, K extends TaskWork
   const bus = createCatalogBus(options.bus, options.catalog);
   // Task events through a catalogue holding only their family: its payload type is TaskEvent itself.
   const taskEvents = createCatalogBus(options.bus, { work: {}, events: { task: options.catalog.events.task }, requests: {} });
-  const contract: WorkContract<{ task_id: string }> | undefined = options.catalog.work[kind];
+  const contract = options.catalog.work[kind as TaskKind];
   if (contract === undefined) throw new InvalidWorkerArgumentError(`the bus catalogue has no work queue for ${kind}`);
   const queue = contract.queue;
   const concurrency = options.concurrency ?? 1;

@@ -23,12 +23,15 @@ import { registerFiles } from "./routes/files.ts";
 import type { VoiceCatalog } from "./mesh/synthesizer.ts";
 import type { CapabilitySource } from "./mesh/capabilities.ts";
 import { registerCapabilities } from "./routes/capabilities.ts";
+import { registerEvents } from "./routes/events.ts";
+import type { RecordEvents } from "./http/sse.ts";
 import type { BlobStore, SigningSecrets } from "@voiceloc/blobs";
 import { DEFAULT_API_CONTACT_NAME, DEFAULT_API_LICENSE, type ApiInfo } from "@voiceloc/config";
 import { API_DESCRIPTION } from "./openapi-description.ts";
 import { registerDocs } from "./http/docs.ts";
 import { meterRequest, type RateLimiter } from "./http/rate-limit.ts";
 import { httpMetrics, metricsHandler } from "@voiceloc/telemetry";
+import { WEBHOOKS_TAG, registerWebhooks, type WebhookRouteDeps } from "./webhooks/routes.ts";
 
 export interface GatewayDeps {
   logger: Logger;
@@ -40,6 +43,8 @@ export interface GatewayDeps {
   subtitles: TaskRepository<SubtitleDoc>;
   signer: UrlSigner;
   dispatcher: TaskDispatcher;
+  /** Live progress streams (`…/events`): this process's fan-out of record changes. */
+  events: RecordEvents;
   synthesizer?: Synthesizer | undefined;
   voiceCatalog?: VoiceCatalog | undefined;
   /** The engines' capability table (from the workers), for GET /v1/capabilities and 422s at creation. */
@@ -57,6 +62,8 @@ export interface GatewayDeps {
   metricsToken?: string | undefined;
   /** `false`: no HTTP metrics middleware and no /metrics (the overhead benchmark's baseline). */
   metrics?: boolean | undefined;
+  /** Webhook endpoints (`/v1/webhooks`): their store, the secret sealer and the URL policy. */
+  webhooks?: WebhookRouteDeps | undefined;
   maxBodyBytes: number;
   fileReferenceCheck: (ref: string) => string | null;
   now?: () => Date;
@@ -149,7 +156,9 @@ export function createApp(deps: GatewayDeps): GatewayApp {
   registerSpeech(app, deps);
   registerVoices(app, deps);
   registerCapabilities(app, deps);
+  registerEvents(app, deps);
   if (deps.files) registerFiles(app, deps.files.blobs, deps.files.secret);
+  if (deps.webhooks) registerWebhooks(app, deps, deps.webhooks);
 
   app.get("/healthz", (c) => respond(c, 200, { status: "ok" }));
   app.get("/readyz", async (c) => {
@@ -189,6 +198,8 @@ export function createApp(deps: GatewayDeps): GatewayApp {
       { name: "Voice streams", description: "Speech turned into translated speech." },
       { name: "Video", description: "Transcribed, translated subtitles for videos." },
       { name: "Speech", description: "Speech synthesis on demand, the voices it offers and what the engines can do." },
+      { name: "Events", description: "Live progress of audio books, voice streams and subtitle jobs over Server-Sent Events." },
+      ...(deps.webhooks ? [WEBHOOKS_TAG] : []),
     ],
   });
   registerDocs(app, { title: "Voice Localization Service API", openapiUrl: "/openapi.json" });

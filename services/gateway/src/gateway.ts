@@ -22,6 +22,11 @@ import { TaskMesh, type TaskMeshOptions } from "./mesh/tasks.ts";
 import { DispatchSlots } from "./mesh/slots.ts";
 import { busCapabilities } from "./mesh/capabilities.ts";
 import { RateLimiter } from "./http/rate-limit.ts";
+import { RecordEvents } from "./http/sse.ts";
+import { presentAudioBook, presentSubtitle, presentVoiceStream, type TaskKind } from "./records/kinds.ts";
+import { WebhookRepository } from "./webhooks/repository.ts";
+import { SecretBox } from "./webhooks/secrets.ts";
+import { WebhookDelivery } from "./webhooks/delivery.ts";
 
 /** Where the gateway keeps its embedded store: its own directory, never shared with another process. */
 export function gatewayDataDir(config: Config): string {
@@ -128,6 +133,41 @@ export async function createGateway(options: GatewayOptions): Promise<GatewaySer
         },
       )
     : undefined;
+  const events = new RecordEvents({
+    repos: { audiobook: audioBooks, "voice-stream": voiceStreams, subtitle: subtitles },
+    bus: options.bus,
+    logger,
+    heartbeatMs: config.sse.heartbeatMs,
+    maxStreamsPerAccount: config.sse.maxStreamsPerAccount,
+  });
+  if (mesh) events.attach(mesh);
+  const signer = urlSigner({ baseUrl: config.publicBaseUrl, secret });
+  const webhooks = { repo: await WebhookRepository.open(store), box: new SecretBox(secret), urlPolicy: { allowPrivateHosts: config.fetch.allowPrivateHosts } };
+  // Webhook deliveries: enqueued when this process projects a record finishing, consumed by every gateway.
+  const render = async (kind: TaskKind, id: string): Promise<unknown> => {
+    if (kind === "audiobook") {
+      const doc = await audioBooks.get(id);
+      return doc ? presentAudioBook(doc, signer) : null;
+    }
+    if (kind === "voice-stream") {
+      const doc = await voiceStreams.get(id);
+      return doc ? presentVoiceStream(doc, signer) : null;
+    }
+    const doc = await subtitles.get(id);
+    return doc ? presentSubtitle(doc, signer) : null;
+  };
+  const delivery =
+    options.bus && mesh
+      ? new WebhookDelivery({
+          bus: options.bus,
+          repo: webhooks.repo,
+          box: webhooks.box,
+          render,
+          settings: { ...config.webhooks, allowPrivateHosts: config.fetch.allowPrivateHosts },
+          logger: logger.child({ component: "webhooks" }),
+        })
+      : undefined;
+  if (mesh && delivery) mesh.onChange(delivery.onChange);
   const synthesis = options.bus ? busSynthesis(options.bus, { maxCharacters: config.synthesisMaxCharacters }) : undefined;
   const deps: GatewayDeps = {
     logger,
@@ -137,8 +177,9 @@ export async function createGateway(options: GatewayOptions): Promise<GatewaySer
     audioBooks,
     voiceStreams,
     subtitles,
-    signer: urlSigner({ baseUrl: config.publicBaseUrl, secret }),
+    signer,
     dispatcher: mesh ?? holdDispatcher,
+    events,
     synthesizer: synthesis,
     voiceCatalog: synthesis,
     capabilities: options.bus ? busCapabilities(options.bus, logger, options.capabilityTtlMs) : undefined,
@@ -150,18 +191,22 @@ export async function createGateway(options: GatewayOptions): Promise<GatewaySer
     publicBaseUrl: config.publicBaseUrl,
     apiInfo: config.apiInfo,
     metricsToken: config.telemetry.metricsToken,
+    webhooks,
     maxBodyBytes: config.maxBodyBytes,
     fileReferenceCheck: (ref) => fileReferenceProblem(ref, config.mediaRoot, config.fetch),
   };
   const app = createApp(deps);
   let server: Server | undefined;
   let stopPurging: (() => Promise<void>) | undefined;
+  let stopping: Promise<void> | undefined;
 
   return {
     name: "gateway",
     app,
     deps,
     start: async () => {
+      await events.start();
+      await delivery?.start();
       await mesh?.start();
       stopPurging ??= deps.idempotency.startPurging(options.idempotencyPurgeIntervalMs ?? IDEMPOTENCY_PURGE_INTERVAL_MS, logger);
       return new Promise<number>((resolve, reject) => {
@@ -173,17 +218,27 @@ export async function createGateway(options: GatewayOptions): Promise<GatewaySer
         server = s;
       });
     },
-    stop: async () => {
-      if (server) {
-        const s = server;
-        const closed = new Promise<void>((resolve) => s.close(() => resolve()));
-        s.closeIdleConnections();
-        await closed;
-      }
-      await stopPurging?.();
-      stopPurging = undefined;
-      await mesh?.stop();
-      await store.close();
-    },
+    // idempotent: a second call waits for the first
+    stop: () =>
+      (stopping ??= (async () => {
+        if (server) {
+          const s = server;
+          const closed = new Promise<void>((resolve) => s.close(() => resolve()));
+          // live progress streams end now (their clients reconnect to another gateway with Last-Event-ID);
+          // otherwise they would hold the server open until the shutdown timeout
+          await events.stop();
+          // connections whose stream just ended turn idle a moment later
+          s.closeIdleConnections();
+          const sweep = setInterval(() => s.closeIdleConnections(), 100);
+          await closed.finally(() => clearInterval(sweep));
+        } else {
+          await events.stop();
+        }
+        await stopPurging?.();
+        stopPurging = undefined;
+        await mesh?.stop();
+        await delivery?.stop();
+        await store.close();
+      })()),
   };
 }

@@ -20,6 +20,16 @@ is a percentage from 0 to 100 that never moves backwards; a failed record says w
 signed download URL valid for 1 hour from the read that returned it; read the record again for a
 fresh one. Records belong to the account that created them: another account's id answers **404**.
 
+## Live progress (Server-Sent Events)
+\`GET …/{id}/events\` of an audio book, voice stream or subtitle job streams \`text/event-stream\`: the
+current state as \`event: progress\` (\`data: {"id","task_status","task_progress","date_updated"}\`),
+one \`progress\` event per visible change, then \`event: completed\` or \`event: failed\` whose \`data\`
+is the record exactly as GET returns it; then the server closes. A finished record gets its final event
+at once. Event ids are derived from the record (progress in hundredths × 4 + status rank), rise strictly
+and are the same on every gateway: reconnect anywhere with \`Last-Event-ID\` and only newer states come;
+**204** when it already covers the final event. \`: heartbeat\` comments every 15 s (\`SSE_HEARTBEAT_MS\`);
+at most 100 open streams per account and gateway process (\`SSE_MAX_STREAMS_PER_ACCOUNT\`), then **429**.
+
 ## Lists
 Lists are newest first and remain plain JSON arrays. \`?limit=\` (1–200, default 50),
 \`?task_status=\` filters, and when more records exist the response carries
@@ -84,6 +94,18 @@ not a valid key (including a malformed percent-encoding) is a **404**.
 \`POST /v1/videos/subtitle\` answers **202** with a subtitle job; options \`mode\` (\`burn_in\` default |
 \`side_file\`) and \`subtitle_format\` (\`srt\` default | \`vtt\`). \`GET /v1/videos/subtitle\` and
 \`GET /v1/videos/subtitle/{subtitle_id}\` read the jobs.
+
+## Webhooks
+\`POST /v1/webhooks\` registers an endpoint of the account for the events \`audio_book.completed\`,
+\`audio_book.failed\`, \`voice_stream.completed\`, \`voice_stream.failed\`, \`subtitle.completed\`,
+\`subtitle.failed\`; its signing secret (\`whsec_…\`) is in that response only. When a record finishes,
+each enabled endpoint that wants the event gets a POST \`{"type", "timestamp", "data": <the record as GET
+returns it>}\` (see \`webhooks\` in this document), signed per Standard Webhooks (\`webhook-id\`, stable
+across retries, \`webhook-timestamp\`, \`webhook-signature\`). Any 2xx within the timeout (10 s by
+default) is delivered; anything else is retried with exponential back-off and jitter over about a day
+(12 attempts by default), each attempt logged in \`GET /v1/webhooks/{webhook_id}/deliveries\`; after the
+last one the endpoint is disabled with \`disabled_reason\`. URLs must be \`https://\` and public (checked
+at registration and at every delivery), except hosts the operator allow-listed.
 
 ## This document
 Served at \`/openapi.json\` (OpenAPI 3.1) and rendered at \`/docs\` by a Swagger UI the server

@@ -43,6 +43,15 @@ describe("/openapi.json", () => {
         "POST /v1/speech/synthesize",
         "GET /v1/voices",
         "GET /v1/capabilities",
+        "GET /v1/audio_books/{audio_book_id}/events",
+        "GET /v1/voices/streams/{voice_id}/events",
+        "GET /v1/videos/subtitle/{subtitle_id}/events",
+        "POST /v1/webhooks",
+        "GET /v1/webhooks",
+        "GET /v1/webhooks/{webhook_id}",
+        "PATCH /v1/webhooks/{webhook_id}",
+        "DELETE /v1/webhooks/{webhook_id}",
+        "GET /v1/webhooks/{webhook_id}/deliveries",
       ].sort(),
     );
     expect(doc.components.schemas.Language.enum).toHaveLength(16);
@@ -53,6 +62,43 @@ describe("/openapi.json", () => {
     expect(doc.components.securitySchemes.APIKeyHeader).toMatchObject({ type: "apiKey", in: "header", name: "API-KEY" });
     const create = doc.components.schemas.CreateAudioBook;
     expect(create.required.sort()).toEqual(["file", "name", "source_language", "target_language"]);
+  });
+
+  it("documents the live progress streams: text/event-stream frames with the JSON of each event's data", async () => {
+    const doc: any = await (await t.request("GET", "/openapi.json", { key: null })).json();
+    for (const [path, record] of [
+      ["/v1/audio_books/{audio_book_id}/events", "AudioBook"],
+      ["/v1/voices/streams/{voice_id}/events", "VoiceStream"],
+      ["/v1/videos/subtitle/{subtitle_id}/events", "SubtitleJob"],
+    ] as const) {
+      const op = doc.paths[path].get;
+      expect(op.tags).toEqual(["Events"]);
+      expect(Object.keys(op.responses).sort()).toEqual(["200", "204", "401", "404", "422", "429"]);
+      const frames = op.responses["200"].content["text/event-stream"].schema;
+      const byEvent = Object.fromEntries(frames.anyOf.map((f: any) => [f.properties.event.const ?? f.properties.event.enum?.[0], f.properties.data]));
+      expect(byEvent.progress).toMatchObject({ contentMediaType: "application/json", contentSchema: { $ref: "#/components/schemas/RecordProgress" } });
+      expect(byEvent.completed.contentSchema).toEqual({ $ref: `#/components/schemas/${record}` });
+      expect(byEvent.failed.contentSchema).toEqual({ $ref: `#/components/schemas/${record}` });
+      expect(doc.components.schemas[record]).toBeDefined();
+      expect(op.parameters.map((p: any) => [p.in, p.name, typeof p.description])).toEqual(
+        expect.arrayContaining([["header", "last-event-id", "string"], ["path", path.match(/\{(\w+)\}/)![1], "string"]]),
+      );
+    }
+    expect(Object.keys(doc.components.schemas.RecordProgress.properties).sort()).toEqual(["date_updated", "id", "task_progress", "task_status"]);
+  });
+
+  it("documents each webhook event's payload in the OpenAPI 3.1 webhooks section", async () => {
+    const doc: any = await (await t.request("GET", "/openapi.json", { key: null })).json();
+    expect(Object.keys(doc.webhooks).sort()).toEqual(
+      ["audio_book.completed", "audio_book.failed", "voice_stream.completed", "voice_stream.failed", "subtitle.completed", "subtitle.failed"].sort(),
+    );
+    const book = doc.webhooks["audio_book.completed"].post;
+    expect(book.parameters.map((p: { name: string }) => p.name).sort()).toEqual(["webhook-id", "webhook-signature", "webhook-timestamp"]);
+    const payload = book.requestBody.content["application/json"].schema;
+    const resolved = payload.$ref ? doc.components.schemas[payload.$ref.split("/").pop()] : payload;
+    expect(resolved.required.sort()).toEqual(["data", "timestamp", "type"]);
+    expect(resolved.properties.type).toMatchObject({ type: "string", enum: ["audio_book.completed"] });
+    expect(doc.tags.map((tag: { name: string }) => tag.name)).toContain("Webhooks");
   });
 
   it("states the contract's defaults: use_voice_clone defaults to false", async () => {
