@@ -1,7 +1,7 @@
 /**
  * /docs in a real headless Chromium with no network: the gateway listens on a free port, the page
- * may reach only that origin, and Swagger UI must render every operation of the OpenAPI document
- * (every operation of the contract among them) with no failed request, console error or CSP
+ * may reach only that origin, and Swagger UI must render every operation and webhook of the OpenAPI
+ * document (every operation of the contract among them) with no failed request, console error or CSP
  * violation. Plus the page's headers: a CSP of 'self' only, versioned assets cached for a year.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -32,8 +32,14 @@ beforeAll(async () => {
   origin = `http://127.0.0.1:${port}`;
   t = await startTestGateway({ PORT: String(port), HOST: "127.0.0.1", PUBLIC_BASE_URL: origin });
   await t.gateway.start();
-  const doc = (await (await fetch(`${origin}/openapi.json`)).json()) as { paths: Record<string, Record<string, unknown>> };
-  documented = Object.entries(doc.paths).flatMap(([path, item]) => Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`));
+  const doc = (await (await fetch(`${origin}/openapi.json`)).json()) as {
+    paths: Record<string, Record<string, unknown>>;
+    webhooks?: Record<string, Record<string, unknown>>;
+  };
+  // operations, and the webhook payloads (OpenAPI 3.1 `webhooks`: Swagger UI lists them by event name)
+  documented = [...Object.entries(doc.paths), ...Object.entries(doc.webhooks ?? {})].flatMap(([path, item]) =>
+    Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`),
+  );
   browser = await launchBrowser();
 }, 120_000);
 
