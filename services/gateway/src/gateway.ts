@@ -22,6 +22,10 @@ import { TaskMesh, type TaskMeshOptions } from "./mesh/tasks.ts";
 import { DispatchSlots } from "./mesh/slots.ts";
 import { busCapabilities } from "./mesh/capabilities.ts";
 import { RateLimiter } from "./http/rate-limit.ts";
+import { AccountRepository } from "./accounts/accounts.ts";
+import { SessionStore } from "./accounts/sessions.ts";
+import { LoginThrottle } from "./accounts/throttle.ts";
+import { PasswordResets } from "./accounts/resets.ts";
 import { RecordEvents } from "./http/sse.ts";
 import { presentAudioBook, presentSubtitle, presentVoiceStream, type TaskKind } from "./records/kinds.ts";
 import { WebhookRepository } from "./webhooks/repository.ts";
@@ -116,6 +120,11 @@ export async function createGateway(options: GatewayOptions): Promise<GatewaySer
   const store = await openGatewayStore(config, logger);
   const keys = await ApiKeyRepository.open(store);
   for (const seed of config.seedKeys) await keys.seed(seed.account, seed.key);
+  const accounts = await AccountRepository.open(store);
+  const authenticator = new Authenticator(keys, config.jwt, logger, {
+    liveKeys: config.accounts.liveKeys,
+    approved: (accountId) => accounts.liveApproved(accountId),
+  });
   const secret = await resolveSigningSecret(config);
   const audioBooks = await TaskRepository.open<AudioBookDoc>(store, COLLECTION_OF.audiobook);
   const voiceStreams = await TaskRepository.open<VoiceStreamDoc>(store, COLLECTION_OF["voice-stream"]);
@@ -172,7 +181,7 @@ export async function createGateway(options: GatewayOptions): Promise<GatewaySer
   const deps: GatewayDeps = {
     logger,
     store,
-    authenticator: new Authenticator(keys, config.jwt, logger),
+    authenticator,
     idempotency: await IdempotencyStore.open(store),
     audioBooks,
     voiceStreams,
@@ -188,6 +197,22 @@ export async function createGateway(options: GatewayOptions): Promise<GatewaySer
     rateLimiter: config.rateLimit
       ? await RateLimiter.open(store, config.rateLimit, { logger, ...(options.rateLimitClock ? { now: options.rateLimitClock } : {}) })
       : undefined,
+    sandbox: config.sandbox,
+    dashboard: {
+      accounts,
+      sessions: await SessionStore.open(store, { idleSeconds: config.accounts.sessionIdleSeconds, maxSeconds: config.accounts.sessionMaxSeconds }),
+      throttle: await LoginThrottle.open(store, {
+        perAccount: config.accounts.loginMaxFailuresPerAccount,
+        perAddress: config.accounts.loginMaxFailuresPerAddress,
+        windowSeconds: config.accounts.loginWindowSeconds,
+      }),
+      resets: await PasswordResets.open(store),
+      keys,
+      signup: config.accounts.signup === "open",
+      liveKeys: config.accounts.liveKeys,
+      trustProxy: config.accounts.trustProxy,
+      forgetKeys: () => authenticator.forgetKeys(),
+    },
     publicBaseUrl: config.publicBaseUrl,
     apiInfo: config.apiInfo,
     metricsToken: config.telemetry.metricsToken,

@@ -73,7 +73,7 @@ describe("/openapi.json", () => {
     ] as const) {
       const op = doc.paths[path].get;
       expect(op.tags).toEqual(["Events"]);
-      expect(Object.keys(op.responses).sort()).toEqual(["200", "204", "401", "404", "422", "429"]);
+      expect(Object.keys(op.responses).sort()).toEqual(["200", "204", "401", "403", "404", "422", "429"]);
       const frames = op.responses["200"].content["text/event-stream"].schema;
       const byEvent = Object.fromEntries(frames.anyOf.map((f: any) => [f.properties.event.const ?? f.properties.event.enum?.[0], f.properties.data]));
       expect(byEvent.progress).toMatchObject({ contentMediaType: "application/json", contentSchema: { $ref: "#/components/schemas/RecordProgress" } });
