@@ -382,9 +382,9 @@ beforeAll(async () => {
     expect(res.status).toBeLessThan(300);
     ids.push(((await res.json()) as { id: string }).id);
   }
-  // webhook endpoints: several, as DELETE removes them as the run goes
+  // webhook endpoints: many, as DELETE removes them as the run goes (the deliveries GET must still find one)
   const webhookIds: string[] = [];
-  for (let i = 0; i < 8; i++) {
+  for (let i = 0; i < 24; i++) {
     const res = await t.request("POST", "/v1/webhooks", { body: { url: `https://8.8.8.8/hook/${i}`, events: ["audio_book.completed"] } });
     expect(res.status).toBe(201);
     webhookIds.push(((await res.json()) as { id: string }).id);
