@@ -103,6 +103,17 @@ export const EnvSchema = z
     HOST: z.string().default("0.0.0.0"),
     DATA_DIR: z.string().default("./data"),
     MEDIA_ROOT: optionalString,
+    /**
+     * `shared`: every account reads every file under MEDIA_ROOT (one tenant, the single-machine default);
+     * `account`: an account's paths resolve under `MEDIA_ROOT/<its percent-encoded id>/` only.
+     */
+    MEDIA_ROOT_SCOPE: z.enum(["shared", "account"]).default("shared"),
+    /** Largest upload (POST /v1/uploads), in bytes; 1 GiB by default. */
+    UPLOAD_MAX_BYTES: z.coerce.number().int().min(1).max(64 * 1024 * 1024 * 1024).default(1024 * 1024 * 1024),
+    /** How long an upload can be used (and is kept) after it was made, in seconds; 24 h by default. */
+    UPLOAD_TTL_SECONDS: z.coerce.number().int().min(60).max(365 * 24 * 3600).default(86_400),
+    /** How often a gateway deletes expired uploads (their record and blob), in milliseconds. */
+    UPLOAD_SWEEP_INTERVAL_MS: z.coerce.number().int().min(1_000).max(24 * 3_600_000).default(300_000),
     PUBLIC_BASE_URL: optionalUrl(["http:", "https:"]),
     VOICELOC_API_KEYS: z
       .string()
@@ -279,6 +290,8 @@ export const EnvSchema = z
       host: env.HOST,
       dataDir,
       mediaRoot: env.MEDIA_ROOT ? resolve(base, env.MEDIA_ROOT) : resolve(dataDir, "media"),
+      mediaRootScope: env.MEDIA_ROOT_SCOPE,
+      uploads: { maxBytes: env.UPLOAD_MAX_BYTES, ttlSeconds: env.UPLOAD_TTL_SECONDS, sweepIntervalMs: env.UPLOAD_SWEEP_INTERVAL_MS },
       publicBaseUrl: (env.PUBLIC_BASE_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, ""),
       seedKeys: env.VOICELOC_API_KEYS,
       jwt: {

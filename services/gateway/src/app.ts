@@ -20,6 +20,7 @@ import { registerSubtitles } from "./routes/subtitles.ts";
 import { registerSpeech, type Synthesizer } from "./routes/speech.ts";
 import { registerVoices } from "./routes/voices.ts";
 import { registerFiles } from "./routes/files.ts";
+import { isUploadBodyPath, registerUploads, type UploadDeps } from "./routes/uploads.ts";
 import type { VoiceCatalog } from "./mesh/synthesizer.ts";
 import type { CapabilitySource } from "./mesh/capabilities.ts";
 import { registerCapabilities } from "./routes/capabilities.ts";
@@ -77,7 +78,10 @@ export interface GatewayDeps {
   /** Webhook endpoints (`/v1/webhooks`): their store, the secret sealer and the URL policy. */
   webhooks?: WebhookRouteDeps | undefined;
   maxBodyBytes: number;
-  fileReferenceCheck: (ref: string) => string | null;
+  /** A non-upload file reference's problem for this owner in plain words (shape, host, outside its media root), or null. */
+  fileReferenceCheck: (ref: string, ownerId: string) => string | null;
+  /** POST/GET/DELETE /v1/uploads and `upload:<id>` references; without it every `upload:` reference is a 422. */
+  uploads?: UploadDeps | undefined;
   now?: () => Date;
   newId?: () => string;
 }
@@ -164,8 +168,13 @@ export function createApp(deps: GatewayDeps): GatewayApp {
       });
     }
   }
-  // Bodies are read (bounded, JSON parsed once) only by the methods that carry one.
-  app.on([...METHODS_WITH_BODY], "/v1/*", limitBody(deps.maxBodyBytes), parseJson());
+  // Bodies are read (bounded, JSON parsed once) only by the methods that carry one. Not the upload's:
+  // POST /v1/uploads streams its own body to the blob store under UPLOAD_MAX_BYTES, any content type.
+  const bodyLimit = limitBody(deps.maxBodyBytes);
+  const jsonBody = parseJson();
+  app.on([...METHODS_WITH_BODY], "/v1/*", (c, next) => (isUploadBodyPath(c.req.path) ? next() : bodyLimit(c, next)), (c, next) =>
+    isUploadBodyPath(c.req.path) ? next() : jsonBody(c, next),
+  );
 
   app.openAPIRegistry.registerComponent("securitySchemes", "APIKeyHeader", {
     type: "apiKey",
@@ -191,6 +200,7 @@ export function createApp(deps: GatewayDeps): GatewayApp {
   registerVoices(app, deps);
   registerCapabilities(app, deps);
   registerEvents(app, deps);
+  if (deps.uploads) registerUploads(app, deps, deps.uploads);
   if (deps.files) registerFiles(app, deps.files.blobs, deps.files.secret);
   if (deps.webhooks) registerWebhooks(app, deps, deps.webhooks);
 
@@ -236,6 +246,7 @@ export function createApp(deps: GatewayDeps): GatewayApp {
       { name: "Speech", description: "Speech synthesis on demand, the voices it offers and what the engines can do." },
       { name: "Events", description: "Live progress of audio books, voice streams and subtitle jobs over Server-Sent Events." },
       ...(deps.webhooks ? [WEBHOOKS_TAG] : []),
+      { name: "Uploads", description: "Files stored for this account's own tasks (`upload:<id>`), deleted when they expire." },
     ],
   });
   registerDocs(app, { title: "Voice Localization Service API", openapiUrl: "/openapi.json" });

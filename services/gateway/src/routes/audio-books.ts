@@ -125,8 +125,9 @@ export function registerAudioBooks(app: GatewayApp, deps: GatewayDeps): void {
   app.openapi(createAudioBook, async (c) => {
     const body = c.req.valid("json");
     const { "idempotency-key": key } = c.req.valid("header");
-    checkFileReference(deps, body.file, ["body", "file"]);
-    if (body.voice_clone_sample) checkFileReference(deps, body.voice_clone_sample, ["body", "voice_clone_sample"]);
+    const owner = c.get("principal").accountId;
+    await checkFileReference(deps, owner, body.file, ["body", "file"], ["text"]);
+    if (body.voice_clone_sample) await checkFileReference(deps, owner, body.voice_clone_sample, ["body", "voice_clone_sample"], ["audio"]);
     await checkCapabilities(deps, {
       kind: "audiobook",
       source: body.source_language,

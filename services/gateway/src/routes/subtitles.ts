@@ -91,7 +91,7 @@ export function registerSubtitles(app: GatewayApp, deps: GatewayDeps): void {
   app.openapi(subtitleVideo, async (c) => {
     const body = c.req.valid("json");
     const { "idempotency-key": key } = c.req.valid("header");
-    checkFileReference(deps, body.file, ["body", "file"]);
+    await checkFileReference(deps, c.get("principal").accountId, body.file, ["body", "file"], ["video"]);
     await checkCapabilities(deps, { kind: "subtitle", source: body.source_language, target: body.target_language });
     const accountId = c.get("principal").accountId;
     return idempotent(c, deps, "POST /v1/videos/subtitle", key, async () => {

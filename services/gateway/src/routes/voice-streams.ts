@@ -81,7 +81,7 @@ export function registerVoiceStreams(app: GatewayApp, deps: GatewayDeps): void {
   app.openapi(createVoiceStream, async (c) => {
     const body = c.req.valid("json");
     const { "idempotency-key": key } = c.req.valid("header");
-    checkFileReference(deps, body.file, ["body", "file"]);
+    await checkFileReference(deps, c.get("principal").accountId, body.file, ["body", "file"], ["audio", "video"]);
     await checkCapabilities(deps, { kind: "voice-stream", source: body.source_language, target: body.target_language, voice: body.voice, voiceField: "voice" });
     const accountId = c.get("principal").accountId;
     return idempotent(c, deps, "POST /v1/voices/streams", key, async () => {
