@@ -34,7 +34,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get Audio Book */
+        /**
+         * Get Audio Book
+         * @description The audio book as it is now: `task_status` and `task_progress` while it is processed, then `localized_file` (a signed link to the MP3, valid for 1 hour, renewed on every read) once completed, or `task_error` when it failed. Another account's id is a 404, as an unknown one.
+         */
         get: operations["get_audio_book"];
         put?: never;
         post?: never;
@@ -79,7 +82,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get Audio Stream */
+        /**
+         * Get Audio Stream
+         * @description The voice stream as it is now: `task_status` and `task_progress` while it is processed, then `localized_file` (a signed link to the translated speech, valid for 1 hour, renewed on every read) once completed, or `task_error` when it failed. Another account's id is a 404, as an unknown one.
+         */
         get: operations["get_audio_stream"];
         put?: never;
         post?: never;
@@ -96,7 +102,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List Subtitle Jobs (extension) */
+        /**
+         * List Subtitle Jobs (extension)
+         * @description Extension to the contract: the caller's subtitle jobs, newest first, paged like the audio books (`limit`, `cursor`, the `Link` header); `task_status` filters.
+         */
         get: operations["list_subtitle_jobs"];
         put?: never;
         /**
@@ -117,7 +126,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get Subtitle Job (extension) */
+        /**
+         * Get Subtitle Job (extension)
+         * @description Extension to the contract: the subtitle job as it is now. Once completed, `subtitle_file` links to the SRT or WebVTT file and, with `mode: burn_in`, `localized_file` to the video with the subtitles rendered in (signed links valid for 1 hour, renewed on every read); `task_error` says why a failed job failed. Another account's id is a 404, as an unknown one.
+         */
         get: operations["get_subtitle_job"];
         put?: never;
         post?: never;
@@ -1094,6 +1106,15 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "file": "https://files.example.org/books/little-prince.txt",
+                 *       "name": "The Little Prince",
+                 *       "source_language": "English",
+                 *       "target_language": "Spanish",
+                 *       "use_voice_clone": false
+                 *     }
+                 */
                 "application/json": components["schemas"]["CreateAudioBook"];
             };
         };
@@ -1183,6 +1204,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The audio book's id (a UUID), as returned when it was created. */
                 audio_book_id: string;
             };
             cookie?: never;
@@ -1256,12 +1278,19 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The audio book's id (a UUID), as returned when it was created. */
                 audio_book_id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "The Little Prince (Spanish edition)",
+                 *       "audio_book_cover": "https://files.example.org/covers/little-prince.jpg"
+                 *     }
+                 */
                 "application/json": components["schemas"]["UpdateAudioBook"];
             };
         };
@@ -1429,6 +1458,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "file": "https://files.example.org/talks/keynote.wav",
+                 *       "source_language": "English",
+                 *       "target_language": "French"
+                 *     }
+                 */
                 "application/json": components["schemas"]["CreateVoiceStream"];
             };
         };
@@ -1518,6 +1554,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The voice stream's id (a UUID), as returned when it was created. */
                 voice_id: string;
             };
             cookie?: never;
@@ -1669,6 +1706,15 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "file": "https://files.example.org/talks/keynote.mp4",
+                 *       "source_language": "English",
+                 *       "target_language": "Spanish",
+                 *       "mode": "side_file",
+                 *       "subtitle_format": "vtt"
+                 *     }
+                 */
                 "application/json": components["schemas"]["SubtitleVideo"];
             };
         };
@@ -1758,6 +1804,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The subtitle job's id (a UUID), as returned when it was created. */
                 subtitle_id: string;
             };
             cookie?: never;
@@ -1835,6 +1882,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "text": "Hello, and welcome to the show.",
+                 *       "language": "English",
+                 *       "format": "mp3"
+                 *     }
+                 */
                 "application/json": components["schemas"]["SpeechSynthesisRequest"];
             };
         };
@@ -2598,6 +2652,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The record's id (a UUID), as returned when it was created. */
                 upload_id: string;
             };
             cookie?: never;
@@ -2671,6 +2726,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The record's id (a UUID), as returned when it was created. */
                 upload_id: string;
             };
             cookie?: never;
@@ -2906,6 +2962,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The record's id (a UUID), as returned when it was created. */
                 webhook_id: string;
             };
             cookie?: never;
@@ -2979,6 +3036,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The record's id (a UUID), as returned when it was created. */
                 webhook_id: string;
             };
             cookie?: never;
@@ -3050,6 +3108,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The record's id (a UUID), as returned when it was created. */
                 webhook_id: string;
             };
             cookie?: never;
@@ -3150,6 +3209,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @description The record's id (a UUID), as returned when it was created. */
                 webhook_id: string;
             };
             cookie?: never;
