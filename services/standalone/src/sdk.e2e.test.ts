@@ -4,7 +4,7 @@
  * separate process per command), and the SDK README's example extracted and run.
  */
 import { execFile, spawn } from "node:child_process";
-import { mkdir, readFile, readdir, rm, stat, writeFile } from "node:fs/promises";
+import { copyFile, mkdir, readFile, readdir, rm, stat, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -40,6 +40,8 @@ beforeAll(async () => {
   await writeFile(join(mediaRoot, "book.txt"), BOOK);
   const speech = await makeSpeechWav(SPEECH, { voice: "flite:slt", path: join(mediaRoot, "speech.wav") });
   await makeTestVideo(6, join(mediaRoot, "talk.mp4"), { withSpeechFrom: speech });
+  // The user's own files, beside where the CLI runs: uploaded (POST /v1/uploads).
+  for (const name of ["book.txt", "speech.wav", "talk.mp4"]) await copyFile(join(mediaRoot, name), join(work, name));
   media = createMediaToolkit(await resolveFfmpeg({ logger: silentLogger() }), silentLogger());
   const port = await freePort();
   base = `http://127.0.0.1:${port}`;
@@ -98,7 +100,7 @@ function explain(run: Run): string {
 }
 
 describe("voiceloc CLI against the running service", () => {
-  it("audiobook: creates the book, waits, writes the MP3 it names (no progress bar when piped)", async () => {
+  it("audiobook: uploads the local file, creates the book, waits, writes the MP3 it names (no progress bar when piped)", async () => {
     const run = await voiceloc(["audiobook", "book.txt", "--from", "English", "--to", "Spanish", "-o", "out/book.mp3"]);
     expect(run.code, explain(run)).toBe(0);
     const out = join(work, "out", "book.mp3");
@@ -107,6 +109,17 @@ describe("voiceloc CLI against the running service", () => {
     expect(info.audio?.codec).toBe("mp3");
     expect(info.durationSeconds).toBeGreaterThan(2);
     expect(run.stdout + run.stderr).not.toMatch(/elapsed|ETA|█|░/);
+    const client = createClient({ baseUrl: base, apiKey: KEY });
+    const [latest] = unwrap(await client.GET("/v1/audio_books/", { params: { query: { limit: 1 } } }));
+    expect(latest?.file).toMatch(/^upload:[0-9a-f-]{36}$/);
+  });
+
+  it("--no-upload (or a path that is not here) sends the path as it is: the server reads it under MEDIA_ROOT", async () => {
+    const run = await voiceloc(["audiobook", "book.txt", "--no-upload", "--from", "English", "--to", "English", "-o", "media-root.mp3", "--json"]);
+    expect(run.code, explain(run)).toBe(0);
+    const result = JSON.parse(run.stdout) as { record: { file: string } };
+    expect(result.record.file).toBe("book.txt");
+    expect((await media.probe(join(work, "media-root.mp3"))).audio?.codec).toBe("mp3");
   });
 
   it("audiobook --json: one JSON document with the completed record and the written file", async () => {
@@ -223,18 +236,20 @@ describe("@voiceloc/sdk", () => {
     await writeFile(script, example as string);
     const cwd = join(dir.path, "readme");
     await mkdir(cwd, { recursive: true });
+    await writeFile(join(cwd, "book.txt"), BOOK);
     try {
       const run = await new Promise<Run>((resolve) => {
         execFile(
           process.execPath,
           ["--conditions=@voiceloc/source", "--import", import.meta.resolve("tsx"), script],
-          { cwd, env: { ...process.env, VOICELOC_URL: base, VOICELOC_API_KEY: KEY, BOOK_FILE: "book.txt" }, timeout: 300_000 },
+          { cwd, env: { ...process.env, VOICELOC_URL: base, VOICELOC_API_KEY: KEY }, timeout: 300_000 },
           (error, stdout, stderr) => resolve({ code: error ? (typeof error.code === "number" ? error.code : -1) : 0, stdout, stderr }),
         );
       });
       expect(run.code, explain(run)).toBe(0);
       expect(run.stdout).toMatch(/processing \d+%/);
       expect(run.stdout).toContain("completed 100%");
+      expect(run.stdout).toMatch(/uploaded book\.txt as upload:[0-9a-f-]{36}/);
       expect(run.stdout).toContain("saved lighthouse.es.mp3");
       const info = await media.probe(join(cwd, "lighthouse.es.mp3"));
       expect(info.audio?.codec).toBe("mp3");
@@ -257,6 +272,23 @@ describe("@voiceloc/sdk", () => {
     expect(via).toBe("events");
     expect(seen.at(-1)?.progress).toBe(100);
     for (let i = 1; i < seen.length; i += 1) expect(seen[i]?.progress).toBeGreaterThanOrEqual(seen[i - 1]?.progress ?? 0);
+  });
+
+  it("uploads a Blob, bytes and a stream; the stored upload has their size and sniffed type", async () => {
+    const client = createClient({ baseUrl: base, apiKey: KEY });
+    const text = new Blob([BOOK], { type: "text/plain" });
+    const fromBlob = await client.upload(text, { filename: "blob.txt" });
+    expect(fromBlob).toMatchObject({ file: `upload:${fromBlob.id}`, filename: "blob.txt", bytes: Buffer.byteLength(BOOK), content_type: "text/plain" });
+    const wav = await readFile(join(work, "speech.wav"));
+    const fromBytes = await client.upload(new Uint8Array(wav));
+    expect(fromBytes.bytes).toBe(wav.length);
+    expect(fromBytes.content_type).toMatch(/^audio\//);
+    const { createReadStream } = await import("node:fs");
+    const fromStream = await client.upload(createReadStream(join(work, "talk.mp4")), { filename: "talk.mp4" });
+    expect(fromStream.bytes).toBe((await stat(join(work, "talk.mp4"))).size);
+    expect(fromStream.content_type).toMatch(/^video\//);
+    const stored = unwrap(await client.GET("/v1/uploads/{upload_id}", { params: { path: { upload_id: fromStream.id } } }));
+    expect(stored.filename).toBe("talk.mp4");
   });
 
   it("lists through the typed client with the key of the account", async () => {
