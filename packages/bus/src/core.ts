@@ -31,6 +31,7 @@ import type {
   DeadLetter,
   DeadLetterHandler,
   EventHandler,
+  NoticeHandler,
   PublishEventOptions,
   PublishResult,
   RequestHandler,
@@ -457,8 +458,8 @@ export function createBusOnEngine(engine: Engine, logger: Logger, settings: BusS
     return track(pool);
   }
 
-  async function subscribeLive<T>(pattern: string, schema: Schema<T>, handler: EventHandler<T>): Promise<BusSubscription> {
-    const log = logger.child({ events: pattern });
+  async function subscribeLive<T>(pattern: string, schema: Schema<T>, handler: EventHandler<T>, what = "event"): Promise<BusSubscription> {
+    const log = logger.child(what === "event" ? { events: pattern } : { notices: pattern });
     let chain: Promise<void> = Promise.resolve();
     let stopped = false;
     const handle = async (message: CoreMessage) => {
@@ -467,13 +468,13 @@ export function createBusOnEngine(engine: Engine, logger: Logger, settings: BusS
       try {
         data = schema.parse(JSON.parse(message.body) as unknown);
       } catch (error) {
-        log.error({ subject: message.subject, err: error }, "invalid event payload skipped");
+        log.error({ subject: message.subject, err: error }, `invalid ${what} payload skipped`);
         return;
       }
       try {
         await handler({ subject: message.subject, data, seq: undefined, deliveryCount: 1 });
       } catch (error) {
-        log.warn({ err: error, subject: message.subject }, `event handler failed: ${errorMessage(error)}`);
+        log.warn({ err: error, subject: message.subject }, `${what} handler failed: ${errorMessage(error)}`);
       }
     };
     const sub = await engine.subscribe(pattern, {}, (message) => {
@@ -592,6 +593,18 @@ export function createBusOnEngine(engine: Engine, logger: Logger, settings: BusS
       return options.durable === undefined
         ? subscribeLive(pattern, schema, handler)
         : subscribeDurable(pattern, schema, handler, options.durable, options);
+    },
+
+    async notify(subject: string, payload: unknown): Promise<void> {
+      assertOpen();
+      assertSubject(subject, { wildcards: false });
+      await engine.notify(subject, encodeJson(payload));
+    },
+
+    async subscribeNotices<T>(pattern: string, schema: Schema<T>, handler: NoticeHandler<T>) {
+      assertOpen();
+      assertSubject(pattern, { wildcards: true });
+      return subscribeLive(pattern, schema, ({ subject, data }) => handler({ subject, data }), "notice");
     },
 
     async serve<Req, Res>(subject: string, schema: Schema<Req>, handler: RequestHandler<Req, Res>, options: ServeOptions = {}) {

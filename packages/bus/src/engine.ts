@@ -75,6 +75,8 @@ export interface Engine {
   findStream(pattern: string): Promise<string | undefined>;
   /** Core (non-persistent) subscription; active on the server once the promise resolves. */
   subscribe(pattern: string, options: { queue?: string }, callback: (message: CoreMessage) => void): Promise<CoreSubscription>;
+  /** Core publish (no stream, no ack): to the core subscribers of the subject, at most once. */
+  notify(subject: string, body: string): Promise<void>;
   /** Throws RequestTimeoutError, NoRespondersError or BusClosedError. */
   request(subject: string, body: string, timeoutMs: number): Promise<string>;
   /** One round trip to the server; resolves with its time in ms. Throws BusError("timeout") or BusClosedError. */

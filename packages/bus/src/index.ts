@@ -6,6 +6,8 @@ export type {
   DeadLetterHandler,
   EventContext,
   EventHandler,
+  NoticeContext,
+  NoticeHandler,
   PublishEventOptions,
   PublishResult,
   RequestHandler,

@@ -466,6 +466,11 @@ class InProcessEngine implements Engine {
     };
   }
 
+  async notify(subject: string, body: string): Promise<void> {
+    this.#assertOpen();
+    this.#deliverCore(subject, body);
+  }
+
   request(subject: string, body: string, timeoutMs: number): Promise<string> {
     if (this.closed) return Promise.reject(new BusClosedError());
     return new Promise<string>((resolve, reject) => {

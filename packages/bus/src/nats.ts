@@ -352,6 +352,15 @@ class NatsEngine implements Engine {
     };
   }
 
+  async notify(subject: string, body: string): Promise<void> {
+    try {
+      this.#nc.publish(subject, body);
+    } catch (error) {
+      if (isClosed(error)) throw new BusClosedError({ cause: error });
+      throw new PublishError("publish_failed", subject, `notice on ${subject} failed: ${errorMessage(error)}`, { cause: error });
+    }
+  }
+
   async request(subject: string, body: string, timeoutMs: number): Promise<string> {
     try {
       const reply = await this.#nc.request(subject, body, { timeout: timeoutMs });

@@ -178,6 +178,16 @@ export interface PublishEventOptions {
   msgId?: string;
 }
 
+// ---------------------------------------------------------------- notices
+
+/** A notice as received: fire-and-forget, at most once, to every subscriber connected at the time. */
+export interface NoticeContext<T> {
+  subject: string;
+  data: T;
+}
+
+export type NoticeHandler<T> = (notice: NoticeContext<T>) => Promise<void> | void;
+
 // ---------------------------------------------------------------- request/reply
 
 export interface ServeOptions {
@@ -226,6 +236,23 @@ export interface Bus {
     handler: EventHandler<T>,
     options?: SubscribeEventsOptions,
   ): Promise<BusSubscription>;
+
+  /**
+   * Publishes a notice: a core (non-persistent) message, not captured by any stream and never replayed,
+   * delivered at most once to every `subscribeNotices` subscriber connected at the time (none: dropped).
+   * For cheap hints between processes (e.g. "this record changed, re-read it"), never for work or facts
+   * that must not be lost. Resolves once the message left this process (NATS: written to the connection).
+   */
+  notify(subject: string, payload: unknown): Promise<void>;
+
+  /**
+   * Receives notices on a subject pattern (`*`, `>` wildcards), live only: nothing published before the
+   * subscription is active (when the promise resolves) or while disconnected is delivered. Every
+   * subscriber gets every notice (no queue group); handlers run one at a time in arrival order; a
+   * payload failing the schema is skipped (logged); a throwing handler is logged and the next notice
+   * handled.
+   */
+  subscribeNotices<T>(subjectPattern: string, schema: Schema<T>, handler: NoticeHandler<T>): Promise<BusSubscription>;
 
   /** Serves requests; a thrown error is replied as `{ error: { code, message } }` (code from `error.code`). */
   serve<Req, Res>(

@@ -89,6 +89,13 @@ describe("loadConfig", () => {
     expect(() => loadConfig({ RATE_LIMIT_BURST: "0" })).toThrow(/RATE_LIMIT_BURST/);
   });
 
+  it("reads the live progress stream settings: heartbeat period and streams per account, bounded", () => {
+    expect(loadConfig({}).sse).toEqual({ heartbeatMs: 15_000, maxStreamsPerAccount: 100 });
+    expect(loadConfig({ SSE_HEARTBEAT_MS: "2000", SSE_MAX_STREAMS_PER_ACCOUNT: "3" }).sse).toEqual({ heartbeatMs: 2_000, maxStreamsPerAccount: 3 });
+    expect(() => loadConfig({ SSE_HEARTBEAT_MS: "10" })).toThrow(/SSE_HEARTBEAT_MS/);
+    expect(() => loadConfig({ SSE_MAX_STREAMS_PER_ACCOUNT: "0" })).toThrow(/SSE_MAX_STREAMS_PER_ACCOUNT/);
+  });
+
   it("refuses settings that contradict each other, naming the variables", () => {
     const cases: Array<[Record<string, string>, string[]]> = [
       [{ BLOB_STORE: "nats" }, ["BLOB_STORE", "NATS_URL"]],

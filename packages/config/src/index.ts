@@ -179,6 +179,10 @@ export const EnvSchema = z
     ENGINE_NICE: z.coerce.number().int().min(0).max(19).default(10),
     RATE_LIMIT_PER_MINUTE: wholeNumber(600, 1_000_000, true),
     RATE_LIMIT_BURST: wholeNumber(undefined, 1_000_000, false),
+    /** Live progress streams (`…/events`): a `: heartbeat` comment after this long without another frame. */
+    SSE_HEARTBEAT_MS: z.coerce.number().int().min(1_000).max(300_000).default(15_000),
+    /** Live progress streams one account (owner) may hold open at once on one gateway process; more: 429. */
+    SSE_MAX_STREAMS_PER_ACCOUNT: z.coerce.number().int().min(1).max(100_000).default(100),
     /** Longest media a voice stream (or subtitle task) accepts, in decoded seconds. */
     MAX_MEDIA_SECONDS: z.coerce.number().int().min(1).max(7 * 24 * 3600).default(DEFAULT_MAX_MEDIA_SECONDS),
     /** Most characters of text one audio book may have. */
@@ -221,6 +225,32 @@ export const EnvSchema = z
     WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(8),
     /** When set, GET /metrics needs `Authorization: Bearer <METRICS_TOKEN>`. */
     METRICS_TOKEN: optionalString.refine((v) => v === undefined || v.length >= 16, { message: "must be at least 16 characters" }),
+    /** `open`: anyone may create an account on the dashboard's sign-up page; `closed` (default): accounts come from `pnpm accounts create`. */
+    SIGNUP: z.enum(["open", "closed"]).default("closed"),
+    /** `approval`: live keys work only for accounts an operator approved (`pnpm accounts approve`); sandbox keys never need it. */
+    LIVE_KEYS: z.enum(["open", "approval"]).default("open"),
+    /** A dashboard session ends after this many seconds without a request (default 2 hours). */
+    SESSION_IDLE_SECONDS: z.coerce.number().int().min(60).max(30 * 86_400).default(7_200),
+    /** A dashboard session ends this many seconds after sign-in, however active (default 24 hours). */
+    SESSION_MAX_SECONDS: z.coerce.number().int().min(60).max(365 * 86_400).default(86_400),
+    /** Failed sign-ins one account may have within LOGIN_WINDOW_SECONDS before it is refused for the rest of the window. */
+    LOGIN_MAX_FAILURES_PER_ACCOUNT: z.coerce.number().int().min(1).max(10_000).default(5),
+    /** Failed sign-ins one client address may have within LOGIN_WINDOW_SECONDS (any accounts). */
+    LOGIN_MAX_FAILURES_PER_ADDRESS: z.coerce.number().int().min(1).max(100_000).default(20),
+    /** The sliding window of the sign-in throttle (default 15 minutes). */
+    LOGIN_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(900),
+    /** `true`: the client address for the sign-in throttle is the first X-Forwarded-For entry (only behind a proxy that sets it). */
+    TRUST_PROXY: z.enum(["true", "false"]).default("false"),
+    /** How long a password reset link printed by `pnpm accounts reset-link` works (default 1 hour). */
+    RESET_LINK_TTL_SECONDS: z.coerce.number().int().min(60).max(7 * 86_400).default(3_600),
+    /** Sandbox keys: most characters of one audio book's text (default 5,000). */
+    SANDBOX_MAX_BOOK_CHARACTERS: z.coerce.number().int().min(1).max(100_000_000).default(5_000),
+    /** Sandbox keys: longest media of a voice stream or subtitle task, in decoded seconds (default 60). */
+    SANDBOX_MAX_MEDIA_SECONDS: z.coerce.number().int().min(1).max(7 * 24 * 3600).default(60),
+    /** Sandbox keys: most characters of one speech synthesis request (default 500). */
+    SANDBOX_MAX_SPEECH_CHARACTERS: z.coerce.number().int().min(1).max(5_000).default(500),
+    /** Sandbox keys: unfinished (queued or processing) tasks of all kinds one account may have; creating more is a 429 (default 2). */
+    SANDBOX_MAX_TASKS_IN_FLIGHT: z.coerce.number().int().min(1).max(10_000).default(2),
     /** Set by pnpm to the directory the command was run from; relative paths resolve against it. */
     INIT_CWD: optionalString,
   })
@@ -288,11 +318,31 @@ export const EnvSchema = z
         env.RATE_LIMIT_PER_MINUTE === undefined
           ? undefined
           : { perMinute: env.RATE_LIMIT_PER_MINUTE, burst: env.RATE_LIMIT_BURST ?? Math.ceil(env.RATE_LIMIT_PER_MINUTE / 6) },
+      /** Live progress over Server-Sent Events: heartbeat period and open streams per owner (per gateway process). */
+      sse: { heartbeatMs: env.SSE_HEARTBEAT_MS, maxStreamsPerAccount: env.SSE_MAX_STREAMS_PER_ACCOUNT },
       maxMediaSeconds: env.MAX_MEDIA_SECONDS,
       maxBookCharacters: env.MAX_BOOK_CHARACTERS,
       scheduling: { accountMaxTasksInFlight: env.ACCOUNT_MAX_TASKS_IN_FLIGHT },
       subtitleMaxSeconds: env.SUBTITLE_MAX_SECONDS,
       openaiTts: ttsUrl ? { baseUrl: ttsUrl, apiKey: env.OPENAI_API_KEY, model: env.OPENAI_TTS_MODEL, voices: env.OPENAI_TTS_VOICES } : undefined,
+      accounts: {
+        signup: env.SIGNUP,
+        liveKeys: env.LIVE_KEYS,
+        sessionIdleSeconds: env.SESSION_IDLE_SECONDS,
+        sessionMaxSeconds: env.SESSION_MAX_SECONDS,
+        loginMaxFailuresPerAccount: env.LOGIN_MAX_FAILURES_PER_ACCOUNT,
+        loginMaxFailuresPerAddress: env.LOGIN_MAX_FAILURES_PER_ADDRESS,
+        loginWindowSeconds: env.LOGIN_WINDOW_SECONDS,
+        trustProxy: env.TRUST_PROXY === "true",
+        resetLinkTtlSeconds: env.RESET_LINK_TTL_SECONDS,
+      },
+      /** Limits of sandbox keys (records owned by `sandbox:<account>`). */
+      sandbox: {
+        maxBookCharacters: env.SANDBOX_MAX_BOOK_CHARACTERS,
+        maxMediaSeconds: env.SANDBOX_MAX_MEDIA_SECONDS,
+        maxSpeechCharacters: env.SANDBOX_MAX_SPEECH_CHARACTERS,
+        maxTasksInFlight: env.SANDBOX_MAX_TASKS_IN_FLIGHT,
+      },
       webhooks: {
         timeoutMs: env.WEBHOOK_TIMEOUT_MS,
         retryBaseMs: env.WEBHOOK_RETRY_BASE_MS,

@@ -23,6 +23,9 @@ export const SUBJECTS = {
   allTaskEvents: "events.task.>",
   synthesize: "svc.synthesis.synthesize",
   voices: "svc.synthesis.voices",
+  /** notices.record.<kind>.<task id>: core (never stored) hint between gateways that a record changed. */
+  recordNotice: (kind: TaskKind, taskId: string) => `notices.record.${kind}.${taskId}` as const,
+  allRecordNotices: "notices.record.>",
   /** svc.capabilities.<kind>: the capability table of the workers of one kind. */
   capabilities: (kind: CapabilityKind) => `svc.capabilities.${kind}` as const,
 } as const;
@@ -149,6 +152,18 @@ export const TaskEventSchema = z.object({
   at: z.string().datetime(),
 });
 export type TaskEvent = z.infer<typeof TaskEventSchema>;
+
+/**
+ * "This record changed, re-read it": published (core NATS, at most once, never stored) by the gateway
+ * that projected a change, for the gateways holding live progress streams of the record. `origin` is the
+ * publishing gateway process, which has told its own streams already.
+ */
+export const RecordNoticeSchema = z.object({
+  kind: z.enum(TASK_KINDS),
+  id: z.string().min(1).max(64),
+  origin: z.string().min(1).max(64),
+});
+export type RecordNotice = z.infer<typeof RecordNoticeSchema>;
 
 export const SynthesizeRequestSchema = z.object({
   text: z.string().min(1),

@@ -2,4 +2,5 @@ export * from "./tmp.ts";
 export * from "./nats.ts";
 export * from "./media.ts";
 export * from "./hostile.ts";
+export * from "./sse.ts";
 export * from "./browser.ts";

@@ -234,4 +234,18 @@ describe("audio book service (in-process bus, fs blobs, real engines and ffmpeg)
     expect(Math.floor(end.seq / SEQ_DELIVERY_SPAN)).toBe(1);
     expect(await h.waitForEnd(short)).toMatchObject({ status: "completed" });
   });
+
+  it("SANDBOX_MAX_BOOK_CHARACTERS: a sandbox owner's longer book fails naming the sandbox limit; the same book of a live owner is read", async () => {
+    const h = await harness();
+    await started(h, { sandboxMaxBookCharacters: 100 });
+    const file = await h.writeInput("sandbox.txt", SHORT_ENGLISH);
+    const sandbox = await h.publish({ file, owner: "sandbox:alice" });
+    const live = await h.publish({ file });
+    const end = await h.waitForEnd(sandbox);
+    expect(end.status).toBe("failed");
+    expect(end.error).toBe(
+      `The book has ${[...normaliseText(SHORT_ENGLISH)].length} characters, more than the 100 a sandbox key may have read (SANDBOX_MAX_BOOK_CHARACTERS): send a shorter text or use a live key.`,
+    );
+    expect(await h.waitForEnd(live)).toMatchObject({ status: "completed" });
+  });
 });

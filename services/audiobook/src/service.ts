@@ -2,7 +2,7 @@ import { readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { BlobStore } from "@voiceloc/blobs";
 import type { Bus, StopOptions } from "@voiceloc/bus";
-import { BUS_CATALOG, type AudioBookWork } from "@voiceloc/contracts";
+import { BUS_CATALOG, isSandboxOwner, type AudioBookWork } from "@voiceloc/contracts";
 import type { MtRegistry, ResolvedVoice, TtsRegistry } from "@voiceloc/engines";
 import { DEFAULT_MAX_BOOK_CHARACTERS } from "@voiceloc/config";
 import { fetchToFile, type ObjectStoreOptions } from "@voiceloc/fetch";
@@ -74,6 +74,8 @@ export interface AudioBookServiceOptions {
    * book fails with a reason naming the limit. Default DEFAULT_MAX_BOOK_CHARACTERS (config).
    */
   maxBookCharacters?: number;
+  /** Most characters of a sandbox task's book (owner `sandbox:<account>`; SANDBOX_MAX_BOOK_CHARACTERS); default: maxBookCharacters. */
+  sandboxMaxBookCharacters?: number;
   /**
    * Test seam: called once a chunk's MP3 is stored as a checkpoint. A rejection fails the delivery
    * like an engine failure would (the task is retried and resumes from its checkpoints).
@@ -190,9 +192,15 @@ export function createAudioBookService(options: AudioBookServiceOptions): AudioB
     }
   }
 
-  /** A book over MAX_BOOK_CHARACTERS fails, naming the limit. */
-  function checkLength(text: string): void {
+  /** A book over MAX_BOOK_CHARACTERS (a sandbox book over SANDBOX_MAX_BOOK_CHARACTERS) fails, naming the limit. */
+  function checkLength(text: string, task: AudioBookWork): void {
     const chars = [...text].length;
+    const sandboxMax = options.sandboxMaxBookCharacters;
+    if (sandboxMax !== undefined && isSandboxOwner(task.account_id) && chars > sandboxMax) {
+      throw new TaskInputError(
+        `The book has ${chars} characters, more than the ${sandboxMax} a sandbox key may have read (SANDBOX_MAX_BOOK_CHARACTERS): send a shorter text or use a live key.`,
+      );
+    }
     if (chars > maxBookCharacters) {
       throw new TaskInputError(
         `The book has ${chars} characters, more than the ${maxBookCharacters} this server accepts for one audio book (MAX_BOOK_CHARACTERS).`,
@@ -204,7 +212,7 @@ export function createAudioBookService(options: AudioBookServiceOptions): AudioB
   async function loadText(task: AudioBookWork, ctx: TaskContext): Promise<string> {
     if (await ctx.checkpoints.has(TEXT_CHECKPOINT)) {
       const saved = await readFile(await ctx.checkpoints.get(TEXT_CHECKPOINT), "utf8");
-      checkLength(saved);
+      checkLength(saved, task);
       return saved;
     }
     let path: string;
@@ -234,7 +242,7 @@ export function createAudioBookService(options: AudioBookServiceOptions): AudioB
     }
     if (text === "") throw new TaskInputError("The file contains no text.");
     if (!hasWords(text)) throw new TaskInputError("The file contains no words to read aloud: it has no letters or digits.");
-    checkLength(text);
+    checkLength(text, task);
     await ctx.checkpoints.put(TEXT_CHECKPOINT, Buffer.from(text, "utf8"));
     return text;
   }

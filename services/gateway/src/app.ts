@@ -8,9 +8,9 @@ import { unredactedChild, type Logger } from "@voiceloc/log";
 import type { Store } from "@voiceloc/store";
 import type { Authenticator } from "./auth/authenticator.ts";
 import { METHODS_WITH_BODY, parseJson, limitBody } from "./http/body.ts";
-import { applyHeaderFields, requestHeader, respond } from "./http/respond.ts";
+import { applyHeaderFields, headerFields, requestHeader, respond } from "./http/respond.ts";
 import { requestLog, type GatewayApp, type GatewayEnv } from "./http/context.ts";
-import { HttpProblem, ValueError422 } from "./http/errors.ts";
+import { HttpProblem, TooManyRequestsError, ValueError422 } from "./http/errors.ts";
 import { boundedItems } from "./http/limits.ts";
 import type { IdempotencyStore } from "./http/idempotency.ts";
 import type { AudioBookDoc, SubtitleDoc, TaskDispatcher, UrlSigner, VoiceStreamDoc } from "./records/kinds.ts";
@@ -24,10 +24,20 @@ import { registerFiles } from "./routes/files.ts";
 import type { VoiceCatalog } from "./mesh/synthesizer.ts";
 import type { CapabilitySource } from "./mesh/capabilities.ts";
 import { registerCapabilities } from "./routes/capabilities.ts";
+import { registerEvents } from "./routes/events.ts";
+import type { RecordEvents } from "./http/sse.ts";
 import type { BlobStore, SigningSecrets } from "@voiceloc/blobs";
 import { API_DESCRIPTION } from "./openapi-description.ts";
 import { meterRequest, type RateLimiter } from "./http/rate-limit.ts";
 import { httpMetrics, metricsHandler } from "@voiceloc/telemetry";
+import { registerDashboard, type DashboardDeps } from "./dashboard/routes.ts";
+
+export interface SandboxLimits {
+  maxBookCharacters: number;
+  maxMediaSeconds: number;
+  maxSpeechCharacters: number;
+  maxTasksInFlight: number;
+}
 import { WEBHOOKS_TAG, registerWebhooks, type WebhookRouteDeps } from "./webhooks/routes.ts";
 
 export interface GatewayDeps {
@@ -40,6 +50,8 @@ export interface GatewayDeps {
   subtitles: TaskRepository<SubtitleDoc>;
   signer: UrlSigner;
   dispatcher: TaskDispatcher;
+  /** Live progress streams (`…/events`): this process's fan-out of record changes. */
+  events: RecordEvents;
   synthesizer?: Synthesizer | undefined;
   voiceCatalog?: VoiceCatalog | undefined;
   /** The engines' capability table (from the workers), for GET /v1/capabilities and 422s at creation. */
@@ -48,6 +60,10 @@ export interface GatewayDeps {
   files?: { blobs: BlobStore; secret: SigningSecrets } | undefined;
   /** Checks of other parts (bus, workers) for /readyz. */
   readinessChecks?: Array<{ name: string; check: () => Promise<void> }>;
+  /** Limits of sandbox keys (SANDBOX_*); none: sandbox keys get the live limits. */
+  sandbox?: SandboxLimits | undefined;
+  /** The dashboard's accounts, sessions and keys; no dashboard without it. */
+  dashboard?: DashboardDeps | undefined;
   /** Per-credential request rate on /v1 (shared through the store); none when off. */
   rateLimiter?: RateLimiter | undefined;
   publicBaseUrl: string;
@@ -120,9 +136,31 @@ export function createApp(deps: GatewayDeps): GatewayApp {
       authorization: requestHeader(c, "authorization"),
     });
     c.set("principal", principal);
+    // every response to a sandbox key says so, errors included
+    if (principal.mode === "sandbox") headerFields(c)["VoiceLoc-Mode"] = "sandbox";
     if (limiter) await meterRequest(limiter, c);
     await next();
   });
+  // Sandbox keys: at most SANDBOX_MAX_TASKS_IN_FLIGHT unfinished tasks (all kinds) before a creation is a 429.
+  const sandbox = deps.sandbox;
+  if (sandbox) {
+    for (const path of ["/v1/audio_books/", "/v1/voices/streams", "/v1/videos/subtitle"]) {
+      app.use(path, async (c, next) => {
+        const principal = c.get("principal");
+        if (c.req.method === "POST" && principal.mode === "sandbox") {
+          const counts = await Promise.all([deps.audioBooks, deps.voiceStreams, deps.subtitles].map((repo) => repo.countUnfinished(principal.accountId)));
+          const unfinished = counts.reduce((a, b) => a + b, 0);
+          if (unfinished >= sandbox.maxTasksInFlight) {
+            throw new TooManyRequestsError(
+              `Sandbox keys may have at most ${sandbox.maxTasksInFlight} unfinished tasks at once (SANDBOX_MAX_TASKS_IN_FLIGHT) and ${unfinished} are queued or processing: retry when one has finished, or use a live key.`,
+              5,
+            );
+          }
+        }
+        await next();
+      });
+    }
+  }
   // Bodies are read (bounded, JSON parsed once) only by the methods that carry one.
   app.on([...METHODS_WITH_BODY], "/v1/*", limitBody(deps.maxBodyBytes), parseJson());
 
@@ -149,8 +187,11 @@ export function createApp(deps: GatewayDeps): GatewayApp {
   registerSpeech(app, deps);
   registerVoices(app, deps);
   registerCapabilities(app, deps);
+  registerEvents(app, deps);
   if (deps.files) registerFiles(app, deps.files.blobs, deps.files.secret);
   if (deps.webhooks) registerWebhooks(app, deps, deps.webhooks);
+
+  if (deps.dashboard) registerDashboard(app, deps, deps.dashboard);
 
   app.get("/healthz", (c) => respond(c, 200, { status: "ok" }));
   app.get("/readyz", async (c) => {
@@ -184,6 +225,7 @@ export function createApp(deps: GatewayDeps): GatewayApp {
       { name: "Voice streams", description: "Speech turned into translated speech." },
       { name: "Video", description: "Transcribed, translated subtitles for videos." },
       { name: "Speech", description: "Speech synthesis on demand." },
+      { name: "Events", description: "Live progress of audio books, voice streams and subtitle jobs over Server-Sent Events." },
       ...(deps.webhooks ? [WEBHOOKS_TAG] : []),
     ],
   });

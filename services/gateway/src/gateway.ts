@@ -22,6 +22,11 @@ import { TaskMesh, type TaskMeshOptions } from "./mesh/tasks.ts";
 import { DispatchSlots } from "./mesh/slots.ts";
 import { busCapabilities } from "./mesh/capabilities.ts";
 import { RateLimiter } from "./http/rate-limit.ts";
+import { AccountRepository } from "./accounts/accounts.ts";
+import { SessionStore } from "./accounts/sessions.ts";
+import { LoginThrottle } from "./accounts/throttle.ts";
+import { PasswordResets } from "./accounts/resets.ts";
+import { RecordEvents } from "./http/sse.ts";
 import { presentAudioBook, presentSubtitle, presentVoiceStream, type TaskKind } from "./records/kinds.ts";
 import { WebhookRepository } from "./webhooks/repository.ts";
 import { SecretBox } from "./webhooks/secrets.ts";
@@ -115,6 +120,11 @@ export async function createGateway(options: GatewayOptions): Promise<GatewaySer
   const store = await openGatewayStore(config, logger);
   const keys = await ApiKeyRepository.open(store);
   for (const seed of config.seedKeys) await keys.seed(seed.account, seed.key);
+  const accounts = await AccountRepository.open(store);
+  const authenticator = new Authenticator(keys, config.jwt, logger, {
+    liveKeys: config.accounts.liveKeys,
+    approved: (accountId) => accounts.liveApproved(accountId),
+  });
   const secret = await resolveSigningSecret(config);
   const audioBooks = await TaskRepository.open<AudioBookDoc>(store, COLLECTION_OF.audiobook);
   const voiceStreams = await TaskRepository.open<VoiceStreamDoc>(store, COLLECTION_OF["voice-stream"]);
@@ -132,6 +142,14 @@ export async function createGateway(options: GatewayOptions): Promise<GatewaySer
         },
       )
     : undefined;
+  const events = new RecordEvents({
+    repos: { audiobook: audioBooks, "voice-stream": voiceStreams, subtitle: subtitles },
+    bus: options.bus,
+    logger,
+    heartbeatMs: config.sse.heartbeatMs,
+    maxStreamsPerAccount: config.sse.maxStreamsPerAccount,
+  });
+  if (mesh) events.attach(mesh);
   const signer = urlSigner({ baseUrl: config.publicBaseUrl, secret });
   const webhooks = { repo: await WebhookRepository.open(store), box: new SecretBox(secret), urlPolicy: { allowPrivateHosts: config.fetch.allowPrivateHosts } };
   // Webhook deliveries: enqueued when this process projects a record finishing, consumed by every gateway.
@@ -163,13 +181,14 @@ export async function createGateway(options: GatewayOptions): Promise<GatewaySer
   const deps: GatewayDeps = {
     logger,
     store,
-    authenticator: new Authenticator(keys, config.jwt, logger),
+    authenticator,
     idempotency: await IdempotencyStore.open(store),
     audioBooks,
     voiceStreams,
     subtitles,
     signer,
     dispatcher: mesh ?? holdDispatcher,
+    events,
     synthesizer: synthesis,
     voiceCatalog: synthesis,
     capabilities: options.bus ? busCapabilities(options.bus, logger, options.capabilityTtlMs) : undefined,
@@ -178,6 +197,22 @@ export async function createGateway(options: GatewayOptions): Promise<GatewaySer
     rateLimiter: config.rateLimit
       ? await RateLimiter.open(store, config.rateLimit, { logger, ...(options.rateLimitClock ? { now: options.rateLimitClock } : {}) })
       : undefined,
+    sandbox: config.sandbox,
+    dashboard: {
+      accounts,
+      sessions: await SessionStore.open(store, { idleSeconds: config.accounts.sessionIdleSeconds, maxSeconds: config.accounts.sessionMaxSeconds }),
+      throttle: await LoginThrottle.open(store, {
+        perAccount: config.accounts.loginMaxFailuresPerAccount,
+        perAddress: config.accounts.loginMaxFailuresPerAddress,
+        windowSeconds: config.accounts.loginWindowSeconds,
+      }),
+      resets: await PasswordResets.open(store),
+      keys,
+      signup: config.accounts.signup === "open",
+      liveKeys: config.accounts.liveKeys,
+      trustProxy: config.accounts.trustProxy,
+      forgetKeys: () => authenticator.forgetKeys(),
+    },
     publicBaseUrl: config.publicBaseUrl,
     metricsToken: config.telemetry.metricsToken,
     webhooks,
@@ -187,12 +222,14 @@ export async function createGateway(options: GatewayOptions): Promise<GatewaySer
   const app = createApp(deps);
   let server: Server | undefined;
   let stopPurging: (() => Promise<void>) | undefined;
+  let stopping: Promise<void> | undefined;
 
   return {
     name: "gateway",
     app,
     deps,
     start: async () => {
+      await events.start();
       await delivery?.start();
       await mesh?.start();
       stopPurging ??= deps.idempotency.startPurging(options.idempotencyPurgeIntervalMs ?? IDEMPOTENCY_PURGE_INTERVAL_MS, logger);
@@ -205,18 +242,27 @@ export async function createGateway(options: GatewayOptions): Promise<GatewaySer
         server = s;
       });
     },
-    stop: async () => {
-      if (server) {
-        const s = server;
-        const closed = new Promise<void>((resolve) => s.close(() => resolve()));
-        s.closeIdleConnections();
-        await closed;
-      }
-      await stopPurging?.();
-      stopPurging = undefined;
-      await mesh?.stop();
-      await delivery?.stop();
-      await store.close();
-    },
+    // idempotent: a second call waits for the first
+    stop: () =>
+      (stopping ??= (async () => {
+        if (server) {
+          const s = server;
+          const closed = new Promise<void>((resolve) => s.close(() => resolve()));
+          // live progress streams end now (their clients reconnect to another gateway with Last-Event-ID);
+          // otherwise they would hold the server open until the shutdown timeout
+          await events.stop();
+          // connections whose stream just ended turn idle a moment later
+          s.closeIdleConnections();
+          const sweep = setInterval(() => s.closeIdleConnections(), 100);
+          await closed.finally(() => clearInterval(sweep));
+        } else {
+          await events.stop();
+        }
+        await stopPurging?.();
+        stopPurging = undefined;
+        await mesh?.stop();
+        await delivery?.stop();
+        await store.close();
+      })()),
   };
 }

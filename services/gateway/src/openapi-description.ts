@@ -20,6 +20,16 @@ is a percentage from 0 to 100 that never moves backwards; a failed record says w
 signed download URL valid for 1 hour from the read that returned it; read the record again for a
 fresh one. Records belong to the account that created them: another account's id answers **404**.
 
+## Live progress (Server-Sent Events)
+\`GET …/{id}/events\` of an audio book, voice stream or subtitle job streams \`text/event-stream\`: the
+current state as \`event: progress\` (\`data: {"id","task_status","task_progress","date_updated"}\`),
+one \`progress\` event per visible change, then \`event: completed\` or \`event: failed\` whose \`data\`
+is the record exactly as GET returns it; then the server closes. A finished record gets its final event
+at once. Event ids are derived from the record (progress in hundredths × 4 + status rank), rise strictly
+and are the same on every gateway: reconnect anywhere with \`Last-Event-ID\` and only newer states come;
+**204** when it already covers the final event. \`: heartbeat\` comments every 15 s (\`SSE_HEARTBEAT_MS\`);
+at most 100 open streams per account and gateway process (\`SSE_MAX_STREAMS_PER_ACCOUNT\`), then **429**.
+
 ## Lists
 Lists are newest first and remain plain JSON arrays. \`?limit=\` (1–200, default 50),
 \`?task_status=\` filters, and when more records exist the response carries

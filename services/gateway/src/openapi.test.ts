@@ -43,6 +43,9 @@ describe("/openapi.json", () => {
         "POST /v1/speech/synthesize",
         "GET /v1/voices",
         "GET /v1/capabilities",
+        "GET /v1/audio_books/{audio_book_id}/events",
+        "GET /v1/voices/streams/{voice_id}/events",
+        "GET /v1/videos/subtitle/{subtitle_id}/events",
         "POST /v1/webhooks",
         "GET /v1/webhooks",
         "GET /v1/webhooks/{webhook_id}",
@@ -59,6 +62,29 @@ describe("/openapi.json", () => {
     expect(doc.components.securitySchemes.APIKeyHeader).toMatchObject({ type: "apiKey", in: "header", name: "API-KEY" });
     const create = doc.components.schemas.CreateAudioBook;
     expect(create.required.sort()).toEqual(["file", "name", "source_language", "target_language"]);
+  });
+
+  it("documents the live progress streams: text/event-stream frames with the JSON of each event's data", async () => {
+    const doc: any = await (await t.request("GET", "/openapi.json", { key: null })).json();
+    for (const [path, record] of [
+      ["/v1/audio_books/{audio_book_id}/events", "AudioBook"],
+      ["/v1/voices/streams/{voice_id}/events", "VoiceStream"],
+      ["/v1/videos/subtitle/{subtitle_id}/events", "SubtitleJob"],
+    ] as const) {
+      const op = doc.paths[path].get;
+      expect(op.tags).toEqual(["Events"]);
+      expect(Object.keys(op.responses).sort()).toEqual(["200", "204", "401", "403", "404", "422", "429"]);
+      const frames = op.responses["200"].content["text/event-stream"].schema;
+      const byEvent = Object.fromEntries(frames.anyOf.map((f: any) => [f.properties.event.const ?? f.properties.event.enum?.[0], f.properties.data]));
+      expect(byEvent.progress).toMatchObject({ contentMediaType: "application/json", contentSchema: { $ref: "#/components/schemas/RecordProgress" } });
+      expect(byEvent.completed.contentSchema).toEqual({ $ref: `#/components/schemas/${record}` });
+      expect(byEvent.failed.contentSchema).toEqual({ $ref: `#/components/schemas/${record}` });
+      expect(doc.components.schemas[record]).toBeDefined();
+      expect(op.parameters.map((p: any) => [p.in, p.name, typeof p.description])).toEqual(
+        expect.arrayContaining([["header", "last-event-id", "string"], ["path", path.match(/\{(\w+)\}/)![1], "string"]]),
+      );
+    }
+    expect(Object.keys(doc.components.schemas.RecordProgress.properties).sort()).toEqual(["date_updated", "id", "task_progress", "task_status"]);
   });
 
   it("documents each webhook event's payload in the OpenAPI 3.1 webhooks section", async () => {

@@ -649,6 +649,59 @@ export function describeBusContract(name: string, makeBus: () => Promise<BusFixt
       });
     });
 
+    describe("notices", () => {
+      it("reach every subscriber of a matching pattern, in order, with no stream capturing them", async () => {
+        const id = `n${++counter}${Math.random().toString(36).slice(2, 8)}`;
+        const all: Array<{ subject: string; n: number }> = [];
+        const one: number[] = [];
+        const other: number[] = [];
+        const subAll = await bus.subscribeNotices(`${id}.record.>`, JobSchema, (e) => void all.push({ subject: e.subject, n: e.data.n }));
+        const subOne = await bus.subscribeNotices(`${id}.record.book.*`, JobSchema, (e) => void one.push(e.data.n));
+        const subOther = await bus.subscribeNotices(`${id}.elsewhere`, JobSchema, (e) => void other.push(e.data.n));
+        for (let n = 0; n < 20; n++) await bus.notify(`${id}.record.${n % 2 === 0 ? "book" : "voice"}.r${n}`, { n });
+        await waitFor(() => all.length === 20 && one.length === 10, "every notice at every matching subscriber");
+        expect(all.map((e) => e.n)).toEqual(Array.from({ length: 20 }, (_, n) => n));
+        expect(all[3]?.subject).toBe(`${id}.record.voice.r3`);
+        expect(one).toEqual([0, 2, 4, 6, 8, 10, 12, 14, 16, 18]);
+        // a notice with no subscriber is dropped, not an error; nothing was kept for a late subscriber
+        await bus.notify(`${id}.nobody`, { n: 1 });
+        const late: number[] = [];
+        const subLate = await bus.subscribeNotices(`${id}.record.>`, JobSchema, (e) => void late.push(e.data.n));
+        await bus.notify(`${id}.record.book.last`, { n: 99 });
+        await waitFor(() => late.length === 1 && all.length === 21, "the notice after the late subscription");
+        expect(late).toEqual([99]);
+        expect(other).toEqual([]);
+        await Promise.all([subAll.stop(), subOne.stop(), subOther.stop(), subLate.stop()]);
+      });
+
+      it("skips a notice failing the schema or a throwing handler and goes on; stop() ends delivery", async () => {
+        const id = `n${++counter}${Math.random().toString(36).slice(2, 8)}`;
+        const seen: number[] = [];
+        const sub = await bus.subscribeNotices(`${id}.>`, JobSchema, (e) => {
+          if (e.data.n === 2) throw new Error("listener failed");
+          seen.push(e.data.n);
+        });
+        await bus.notify(`${id}.a`, { n: 1 });
+        await bus.notify(`${id}.a`, { bogus: true });
+        await bus.notify(`${id}.a`, { n: 2 });
+        await bus.notify(`${id}.a`, { n: 3 });
+        await waitFor(() => seen.length === 2, "the valid notices");
+        expect(seen).toEqual([1, 3]);
+        await sub.stop();
+        await bus.notify(`${id}.a`, { n: 4 });
+        const probe: number[] = [];
+        const after = await bus.subscribeNotices(`${id}.>`, JobSchema, (e) => void probe.push(e.data.n));
+        await bus.notify(`${id}.a`, { n: 5 });
+        await waitFor(() => probe.length === 1, "a notice to the new subscription");
+        expect(seen).toEqual([1, 3]);
+        await after.stop();
+      });
+
+      it("rejects wildcards in a notice subject", async () => {
+        await expect(bus.notify("notices.*", { n: 1 })).rejects.toThrow();
+      });
+    });
+
     describe("request/reply", () => {
       it("round-trips through a queue group, each request served once", async () => {
         const id = `r${++counter}`;

@@ -74,6 +74,14 @@ export function registerSpeech(app: GatewayApp, deps: GatewayDeps): void {
     const body = c.req.valid("json");
     const language = languageFromNameOrCode(body.language);
     if (!language) throw new Error("validated language did not resolve");
+    const sandboxMax = deps.sandbox?.maxSpeechCharacters;
+    if (c.get("principal").mode === "sandbox" && sandboxMax !== undefined && characters(body.text) > sandboxMax) {
+      throw new ValueError422(
+        ["body", "text"],
+        `sandbox keys may synthesise at most ${sandboxMax} characters per request (SANDBOX_MAX_SPEECH_CHARACTERS); use a live key for longer text`,
+        body.text,
+      );
+    }
     if (!deps.synthesizer) {
       throw new ServiceUnavailableError(
         "Speech synthesis is not available: this deployment runs no synthesis service yet. Nothing was charged or stored; retry when it is enabled.",
