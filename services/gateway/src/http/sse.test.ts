@@ -15,12 +15,12 @@ afterEach(async () => {
 async function setup(env: Record<string, string> = {}, dataDir?: string, shared?: ReturnType<typeof createInProcessBus>) {
   const bus = shared ?? createInProcessBus({ logger: silentLogger() });
   const t = await startTestGateway({ PORT: "0", HOST: "127.0.0.1", ...env }, { bus }, dataDir);
-  await t.gateway.start();
+  const port = await t.gateway.start();
   cleanups.push(async () => {
     await t.close();
     if (!shared) await bus.close();
   });
-  return { t, bus: createCatalogBus(bus, BUS_CATALOG) as CatalogBus<BusCatalogue> };
+  return { t, port, bus: createCatalogBus(bus, BUS_CATALOG) as CatalogBus<BusCatalogue> };
 }
 
 const CREATE: Record<TaskKind, { path: string; body: Record<string, unknown> }> = {
@@ -218,6 +218,35 @@ describe("live progress over Server-Sent Events", () => {
     expect(head.status).toBe(200);
     expect(head.headers.get("content-type")).toBe("text/event-stream");
     expect(t.gateway.deps.events.stats().streams).toBe(0);
+  });
+
+  it("over real HTTP: a client that disconnects releases its stream on the server", async () => {
+    const { t, port, bus } = await setup();
+    const id = await create(t);
+    const url = `http://127.0.0.1:${port}/v1/audio_books/${id}/events`;
+    const stats = () => t.gateway.deps.events.stats();
+    const waitForStreams = async (n: number) => {
+      for (let i = 0; stats().streams !== n; i++) {
+        if (i > 400) throw new Error(`expected ${n} open streams, have ${JSON.stringify(stats())}`);
+        await new Promise((r) => setTimeout(r, 25));
+      }
+    };
+    // a reader that stops reading, and a fetch aborted outright
+    const reader = await SseReader.open(url, { "API-KEY": ALICE_KEY });
+    await reader.until(() => reader.events.length === 1, "the state");
+    const aborted = new AbortController();
+    const res = await fetch(url, { headers: { "API-KEY": ALICE_KEY }, signal: aborted.signal });
+    expect(res.status).toBe(200);
+    await waitForStreams(2);
+    await reader.close();
+    aborted.abort();
+    await waitForStreams(0);
+    expect(stats()).toEqual({ streams: 0, records: 0, owners: 0 });
+    // and a stream still open gets the changes
+    const live = await SseReader.open(url, { Authorization: `Bearer ${ALICE_KEY}` });
+    cleanups.push(() => live.close());
+    await bus.publishEvent("task", progress("audiobook", id, { progress: 33 }));
+    await live.until(() => data(live.events.at(-1)).task_progress === 33, "progress 33");
   });
 
   it("reaches streams on another gateway of the same store and bus; a stopping gateway ends its streams at once", async () => {
