@@ -185,6 +185,20 @@ describe("live progress over Server-Sent Events", () => {
     expect(reader.events).toHaveLength(1);
   });
 
+  it("a change no notice announced (a notice lost while NATS reconnects) still reaches the stream, within a heartbeat period", async () => {
+    const { t } = await setup({ SSE_HEARTBEAT_MS: "1000" });
+    const id = await create(t);
+    const reader = await open(t, "audiobook", id);
+    await reader.until(() => reader.events.length === 1, "the state");
+    // straight into the store, as another gateway's projection would, but with its notice lost
+    const at = new Date().toISOString();
+    await t.gateway.deps.audioBooks.applyEvent(id, 7, { task_status: "processing", date_updated: at }, 45);
+    await reader.until(() => data(reader.events.at(-1)).task_progress === 45, "progress 45", 30_000);
+    await t.gateway.deps.audioBooks.applyEvent(id, 8, { task_status: "completed", date_updated: at, result_key: `results/audiobook/${id}.mp3` }, 100);
+    const all = await reader.untilEnd(30_000);
+    expect(all.map((e) => e.event)).toEqual(["progress", "progress", "completed"]);
+  });
+
   it("caps the open streams per account (429 JSON), frees a place when a client goes away, and leaks nothing", async () => {
     const { t } = await setup({ SSE_MAX_STREAMS_PER_ACCOUNT: "3" });
     const id = await create(t);
