@@ -103,6 +103,17 @@ export const EnvSchema = z
     HOST: z.string().default("0.0.0.0"),
     DATA_DIR: z.string().default("./data"),
     MEDIA_ROOT: optionalString,
+    /**
+     * `shared`: every account reads every file under MEDIA_ROOT (one tenant, the single-machine default);
+     * `account`: an account's paths resolve under `MEDIA_ROOT/<its percent-encoded id>/` only.
+     */
+    MEDIA_ROOT_SCOPE: z.enum(["shared", "account"]).default("shared"),
+    /** Largest upload (POST /v1/uploads), in bytes; 1 GiB by default. */
+    UPLOAD_MAX_BYTES: z.coerce.number().int().min(1).max(64 * 1024 * 1024 * 1024).default(1024 * 1024 * 1024),
+    /** How long an upload can be used (and is kept) after it was made, in seconds; 24 h by default. */
+    UPLOAD_TTL_SECONDS: z.coerce.number().int().min(60).max(365 * 24 * 3600).default(86_400),
+    /** How often a gateway deletes expired uploads (their record and blob), in milliseconds. */
+    UPLOAD_SWEEP_INTERVAL_MS: z.coerce.number().int().min(1_000).max(24 * 3_600_000).default(300_000),
     PUBLIC_BASE_URL: optionalUrl(["http:", "https:"]),
     VOICELOC_API_KEYS: z
       .string()
@@ -225,6 +236,42 @@ export const EnvSchema = z
     WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(8),
     /** When set, GET /metrics needs `Authorization: Bearer <METRICS_TOKEN>`. */
     METRICS_TOKEN: optionalString.refine((v) => v === undefined || v.length >= 16, { message: "must be at least 16 characters" }),
+    /** `info.contact` of /openapi.json: who answers questions about this deployment's API. */
+    API_CONTACT_NAME: optionalString,
+    API_CONTACT_URL: optionalUrl(["http:", "https:"]),
+    API_CONTACT_EMAIL: optionalString.refine((v) => v === undefined || z.email().safeParse(v).success, { message: "expected an email address" }),
+    /** `info.license` of /openapi.json: the terms the API is offered under (name, and a URL or an SPDX identifier). */
+    API_LICENSE_NAME: optionalString,
+    API_LICENSE_URL: optionalUrl(["http:", "https:"]),
+    API_LICENSE_IDENTIFIER: optionalString.refine((v) => v === undefined || /^[A-Za-z0-9.+:() -]+$/.test(v), {
+      message: "expected an SPDX license expression, e.g. Apache-2.0 or LicenseRef-Proprietary",
+    }),
+    /** `open`: anyone may create an account on the dashboard's sign-up page; `closed` (default): accounts come from `pnpm accounts create`. */
+    SIGNUP: z.enum(["open", "closed"]).default("closed"),
+    /** `approval`: live keys work only for accounts an operator approved (`pnpm accounts approve`); sandbox keys never need it. */
+    LIVE_KEYS: z.enum(["open", "approval"]).default("open"),
+    /** A dashboard session ends after this many seconds without a request (default 2 hours). */
+    SESSION_IDLE_SECONDS: z.coerce.number().int().min(60).max(30 * 86_400).default(7_200),
+    /** A dashboard session ends this many seconds after sign-in, however active (default 24 hours). */
+    SESSION_MAX_SECONDS: z.coerce.number().int().min(60).max(365 * 86_400).default(86_400),
+    /** Failed sign-ins one account may have within LOGIN_WINDOW_SECONDS before it is refused for the rest of the window. */
+    LOGIN_MAX_FAILURES_PER_ACCOUNT: z.coerce.number().int().min(1).max(10_000).default(5),
+    /** Failed sign-ins one client address may have within LOGIN_WINDOW_SECONDS (any accounts). */
+    LOGIN_MAX_FAILURES_PER_ADDRESS: z.coerce.number().int().min(1).max(100_000).default(20),
+    /** The sliding window of the sign-in throttle (default 15 minutes). */
+    LOGIN_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(900),
+    /** `true`: the client address for the sign-in throttle is the first X-Forwarded-For entry (only behind a proxy that sets it). */
+    TRUST_PROXY: z.enum(["true", "false"]).default("false"),
+    /** How long a password reset link printed by `pnpm accounts reset-link` works (default 1 hour). */
+    RESET_LINK_TTL_SECONDS: z.coerce.number().int().min(60).max(7 * 86_400).default(3_600),
+    /** Sandbox keys: most characters of one audio book's text (default 5,000). */
+    SANDBOX_MAX_BOOK_CHARACTERS: z.coerce.number().int().min(1).max(100_000_000).default(5_000),
+    /** Sandbox keys: longest media of a voice stream or subtitle task, in decoded seconds (default 60). */
+    SANDBOX_MAX_MEDIA_SECONDS: z.coerce.number().int().min(1).max(7 * 24 * 3600).default(60),
+    /** Sandbox keys: most characters of one speech synthesis request (default 500). */
+    SANDBOX_MAX_SPEECH_CHARACTERS: z.coerce.number().int().min(1).max(5_000).default(500),
+    /** Sandbox keys: unfinished (queued or processing) tasks of all kinds one account may have; creating more is a 429 (default 2). */
+    SANDBOX_MAX_TASKS_IN_FLIGHT: z.coerce.number().int().min(1).max(10_000).default(2),
     /** Set by pnpm to the directory the command was run from; relative paths resolve against it. */
     INIT_CWD: optionalString,
   })
@@ -243,6 +290,8 @@ export const EnvSchema = z
       host: env.HOST,
       dataDir,
       mediaRoot: env.MEDIA_ROOT ? resolve(base, env.MEDIA_ROOT) : resolve(dataDir, "media"),
+      mediaRootScope: env.MEDIA_ROOT_SCOPE,
+      uploads: { maxBytes: env.UPLOAD_MAX_BYTES, ttlSeconds: env.UPLOAD_TTL_SECONDS, sweepIntervalMs: env.UPLOAD_SWEEP_INTERVAL_MS },
       publicBaseUrl: (env.PUBLIC_BASE_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, ""),
       seedKeys: env.VOICELOC_API_KEYS,
       jwt: {
@@ -299,6 +348,26 @@ export const EnvSchema = z
       scheduling: { accountMaxTasksInFlight: env.ACCOUNT_MAX_TASKS_IN_FLIGHT },
       subtitleMaxSeconds: env.SUBTITLE_MAX_SECONDS,
       openaiTts: ttsUrl ? { baseUrl: ttsUrl, apiKey: env.OPENAI_API_KEY, model: env.OPENAI_TTS_MODEL, voices: env.OPENAI_TTS_VOICES } : undefined,
+      /** `info.contact` and `info.license` of the OpenAPI document. */
+      apiInfo: apiInfo(env),
+      accounts: {
+        signup: env.SIGNUP,
+        liveKeys: env.LIVE_KEYS,
+        sessionIdleSeconds: env.SESSION_IDLE_SECONDS,
+        sessionMaxSeconds: env.SESSION_MAX_SECONDS,
+        loginMaxFailuresPerAccount: env.LOGIN_MAX_FAILURES_PER_ACCOUNT,
+        loginMaxFailuresPerAddress: env.LOGIN_MAX_FAILURES_PER_ADDRESS,
+        loginWindowSeconds: env.LOGIN_WINDOW_SECONDS,
+        trustProxy: env.TRUST_PROXY === "true",
+        resetLinkTtlSeconds: env.RESET_LINK_TTL_SECONDS,
+      },
+      /** Limits of sandbox keys (records owned by `sandbox:<account>`). */
+      sandbox: {
+        maxBookCharacters: env.SANDBOX_MAX_BOOK_CHARACTERS,
+        maxMediaSeconds: env.SANDBOX_MAX_MEDIA_SECONDS,
+        maxSpeechCharacters: env.SANDBOX_MAX_SPEECH_CHARACTERS,
+        maxTasksInFlight: env.SANDBOX_MAX_TASKS_IN_FLIGHT,
+      },
       webhooks: {
         timeoutMs: env.WEBHOOK_TIMEOUT_MS,
         retryBaseMs: env.WEBHOOK_RETRY_BASE_MS,
@@ -317,6 +386,35 @@ export const EnvSchema = z
 
 export type Config = z.output<typeof EnvSchema>;
 
+/** Default `info.contact.name` of the OpenAPI document. */
+export const DEFAULT_API_CONTACT_NAME = "Voice Localization Service operators";
+/** Default `info.license` of the OpenAPI document: the deployment's own terms, no public licence granted. */
+export const DEFAULT_API_LICENSE = { name: "Proprietary", identifier: "LicenseRef-Proprietary" } as const;
+
+export interface ApiInfo {
+  contact: { name: string; url?: string; email?: string };
+  license: { name: string; url?: string; identifier?: string };
+}
+
+function apiInfo(env: {
+  API_CONTACT_NAME?: string | undefined;
+  API_CONTACT_URL?: string | undefined;
+  API_CONTACT_EMAIL?: string | undefined;
+  API_LICENSE_NAME?: string | undefined;
+  API_LICENSE_URL?: string | undefined;
+  API_LICENSE_IDENTIFIER?: string | undefined;
+}): ApiInfo {
+  const contact: ApiInfo["contact"] = { name: env.API_CONTACT_NAME ?? DEFAULT_API_CONTACT_NAME };
+  if (env.API_CONTACT_URL) contact.url = env.API_CONTACT_URL;
+  if (env.API_CONTACT_EMAIL) contact.email = env.API_CONTACT_EMAIL;
+  const custom = env.API_LICENSE_NAME ?? env.API_LICENSE_URL ?? env.API_LICENSE_IDENTIFIER;
+  if (custom === undefined) return { contact, license: { ...DEFAULT_API_LICENSE } };
+  const license: ApiInfo["license"] = { name: env.API_LICENSE_NAME ?? env.API_LICENSE_IDENTIFIER ?? "License" };
+  if (env.API_LICENSE_URL) license.url = env.API_LICENSE_URL;
+  if (env.API_LICENSE_IDENTIFIER) license.identifier = env.API_LICENSE_IDENTIFIER;
+  return { contact, license };
+}
+
 interface CrossFieldInput {
   NATS_URL?: string | undefined;
   BLOB_STORE: "fs" | "nats";
@@ -333,6 +431,8 @@ interface CrossFieldInput {
   OPENAI_BASE_URL?: string | undefined;
   OPENAI_MT_BASE_URL?: string | undefined;
   OPENAI_MT_MODEL?: string | undefined;
+  API_LICENSE_URL?: string | undefined;
+  API_LICENSE_IDENTIFIER?: string | undefined;
 }
 
 /**
@@ -373,6 +473,10 @@ function crossFieldProblems(env: CrossFieldInput): Array<{ variables: string[]; 
   }
   if (env.OPENAI_MT_BASE_URL && !mtOff && !env.OPENAI_MT_MODEL) {
     problems.push({ variables: ["OPENAI_MT_BASE_URL", "OPENAI_MT_MODEL"], message: "OPENAI_MT_BASE_URL is used only with OPENAI_MT_MODEL (the chat model that translates)" });
+  }
+  // OpenAPI 3.1: a license object names its terms by `url` or by `identifier`, never both
+  if (env.API_LICENSE_URL && env.API_LICENSE_IDENTIFIER) {
+    problems.push({ variables: ["API_LICENSE_URL", "API_LICENSE_IDENTIFIER"], message: "set API_LICENSE_URL or API_LICENSE_IDENTIFIER, not both (OpenAPI 3.1 allows one)" });
   }
   return problems;
 }

@@ -4,4 +4,5 @@ export * from "./bus.ts";
 export * from "./capabilities.ts";
 export * from "./pydantic/index.ts";
 export * from "./catalog.ts";
+export * from "./owner.ts";
 export * from "./webhooks.ts";

@@ -2,10 +2,10 @@ import { readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { BlobStore } from "@voiceloc/blobs";
 import type { Bus, StopOptions } from "@voiceloc/bus";
-import { BUS_CATALOG, type AudioBookWork } from "@voiceloc/contracts";
+import { BUS_CATALOG, isSandboxOwner, type AudioBookWork } from "@voiceloc/contracts";
 import type { MtRegistry, ResolvedVoice, TtsRegistry } from "@voiceloc/engines";
 import { DEFAULT_MAX_BOOK_CHARACTERS } from "@voiceloc/config";
-import { fetchToFile, type ObjectStoreOptions } from "@voiceloc/fetch";
+import { fetchToFile, type MediaRootScope, type ObjectStoreOptions } from "@voiceloc/fetch";
 import type { Logger } from "@voiceloc/log";
 import { mp3SampleRateFor, type MediaToolkit } from "@voiceloc/media";
 import {
@@ -28,6 +28,8 @@ import { BookTextError, chunkText, decodeText, hasWords, normaliseText, speakabl
 /** Where the book's text may come from: fetchToFile's settings (MEDIA_ROOT paths, http(s), s3://, gs://). */
 export interface AudioBookFetchOptions {
   mediaRoot: string;
+  /** `account`: paths resolve under the task account's folder of the media root (MEDIA_ROOT_SCOPE). */
+  mediaRootScope?: MediaRootScope;
   allowPrivateHosts?: readonly string[];
   /** Largest text file accepted, in bytes. Default 32 MiB (far more than any book). */
   maxBytes?: number;
@@ -74,6 +76,8 @@ export interface AudioBookServiceOptions {
    * book fails with a reason naming the limit. Default DEFAULT_MAX_BOOK_CHARACTERS (config).
    */
   maxBookCharacters?: number;
+  /** Most characters of a sandbox task's book (owner `sandbox:<account>`; SANDBOX_MAX_BOOK_CHARACTERS); default: maxBookCharacters. */
+  sandboxMaxBookCharacters?: number;
   /**
    * Test seam: called once a chunk's MP3 is stored as a checkpoint. A rejection fails the delivery
    * like an engine failure would (the task is retried and resumes from its checkpoints).
@@ -190,9 +194,15 @@ export function createAudioBookService(options: AudioBookServiceOptions): AudioB
     }
   }
 
-  /** A book over MAX_BOOK_CHARACTERS fails, naming the limit. */
-  function checkLength(text: string): void {
+  /** A book over MAX_BOOK_CHARACTERS (a sandbox book over SANDBOX_MAX_BOOK_CHARACTERS) fails, naming the limit. */
+  function checkLength(text: string, task: AudioBookWork): void {
     const chars = [...text].length;
+    const sandboxMax = options.sandboxMaxBookCharacters;
+    if (sandboxMax !== undefined && isSandboxOwner(task.account_id) && chars > sandboxMax) {
+      throw new TaskInputError(
+        `The book has ${chars} characters, more than the ${sandboxMax} a sandbox key may have read (SANDBOX_MAX_BOOK_CHARACTERS): send a shorter text or use a live key.`,
+      );
+    }
     if (chars > maxBookCharacters) {
       throw new TaskInputError(
         `The book has ${chars} characters, more than the ${maxBookCharacters} this server accepts for one audio book (MAX_BOOK_CHARACTERS).`,
@@ -204,13 +214,16 @@ export function createAudioBookService(options: AudioBookServiceOptions): AudioB
   async function loadText(task: AudioBookWork, ctx: TaskContext): Promise<string> {
     if (await ctx.checkpoints.has(TEXT_CHECKPOINT)) {
       const saved = await readFile(await ctx.checkpoints.get(TEXT_CHECKPOINT), "utf8");
-      checkLength(saved);
+      checkLength(saved, task);
       return saved;
     }
     let path: string;
     try {
       const fetched = await fetchToFile(task.file, join(ctx.workDir, "input"), {
         mediaRoot: options.fetch.mediaRoot,
+        ...(options.fetch.mediaRootScope === undefined ? {} : { mediaRootScope: options.fetch.mediaRootScope }),
+        owner: task.account_id,
+        blobs: options.blobs,
         maxBytes: options.fetch.maxBytes ?? DEFAULT_TEXT_MAX_BYTES,
         ...(options.fetch.allowPrivateHosts === undefined ? {} : { allowPrivateHosts: options.fetch.allowPrivateHosts }),
         ...(options.fetch.timeoutMs === undefined ? {} : { timeoutMs: options.fetch.timeoutMs }),
@@ -234,7 +247,7 @@ export function createAudioBookService(options: AudioBookServiceOptions): AudioB
     }
     if (text === "") throw new TaskInputError("The file contains no text.");
     if (!hasWords(text)) throw new TaskInputError("The file contains no words to read aloud: it has no letters or digits.");
-    checkLength(text);
+    checkLength(text, task);
     await ctx.checkpoints.put(TEXT_CHECKPOINT, Buffer.from(text, "utf8"));
     return text;
   }

@@ -1,6 +1,5 @@
 import { randomUUID } from "node:crypto";
 import { OpenAPIHono } from "@hono/zod-openapi";
-import { swaggerUI } from "@hono/swagger-ui";
 import { HTTPException } from "hono/http-exception";
 import type { Context } from "hono";
 import { toValidationDetail } from "@voiceloc/contracts";
@@ -8,9 +7,9 @@ import { unredactedChild, type Logger } from "@voiceloc/log";
 import type { Store } from "@voiceloc/store";
 import type { Authenticator } from "./auth/authenticator.ts";
 import { METHODS_WITH_BODY, parseJson, limitBody } from "./http/body.ts";
-import { applyHeaderFields, requestHeader, respond } from "./http/respond.ts";
+import { applyHeaderFields, headerFields, requestHeader, respond } from "./http/respond.ts";
 import { requestLog, type GatewayApp, type GatewayEnv } from "./http/context.ts";
-import { HttpProblem, ValueError422 } from "./http/errors.ts";
+import { HttpProblem, TooManyRequestsError, ValueError422 } from "./http/errors.ts";
 import { boundedItems } from "./http/limits.ts";
 import type { IdempotencyStore } from "./http/idempotency.ts";
 import type { AudioBookDoc, SubtitleDoc, TaskDispatcher, UrlSigner, VoiceStreamDoc } from "./records/kinds.ts";
@@ -21,15 +20,26 @@ import { registerSubtitles } from "./routes/subtitles.ts";
 import { registerSpeech, type Synthesizer } from "./routes/speech.ts";
 import { registerVoices } from "./routes/voices.ts";
 import { registerFiles } from "./routes/files.ts";
+import { isUploadBodyPath, registerUploads, type UploadDeps } from "./routes/uploads.ts";
 import type { VoiceCatalog } from "./mesh/synthesizer.ts";
 import type { CapabilitySource } from "./mesh/capabilities.ts";
 import { registerCapabilities } from "./routes/capabilities.ts";
 import { registerEvents } from "./routes/events.ts";
 import type { RecordEvents } from "./http/sse.ts";
 import type { BlobStore, SigningSecrets } from "@voiceloc/blobs";
+import { DEFAULT_API_CONTACT_NAME, DEFAULT_API_LICENSE, type ApiInfo } from "@voiceloc/config";
 import { API_DESCRIPTION } from "./openapi-description.ts";
+import { registerDocs } from "./http/docs.ts";
 import { meterRequest, type RateLimiter } from "./http/rate-limit.ts";
 import { httpMetrics, metricsHandler } from "@voiceloc/telemetry";
+import { registerDashboard, type DashboardDeps } from "./dashboard/routes.ts";
+
+export interface SandboxLimits {
+  maxBookCharacters: number;
+  maxMediaSeconds: number;
+  maxSpeechCharacters: number;
+  maxTasksInFlight: number;
+}
 import { WEBHOOKS_TAG, registerWebhooks, type WebhookRouteDeps } from "./webhooks/routes.ts";
 
 export interface GatewayDeps {
@@ -52,9 +62,15 @@ export interface GatewayDeps {
   files?: { blobs: BlobStore; secret: SigningSecrets } | undefined;
   /** Checks of other parts (bus, workers) for /readyz. */
   readinessChecks?: Array<{ name: string; check: () => Promise<void> }>;
+  /** Limits of sandbox keys (SANDBOX_*); none: sandbox keys get the live limits. */
+  sandbox?: SandboxLimits | undefined;
+  /** The dashboard's accounts, sessions and keys; no dashboard without it. */
+  dashboard?: DashboardDeps | undefined;
   /** Per-credential request rate on /v1 (shared through the store); none when off. */
   rateLimiter?: RateLimiter | undefined;
   publicBaseUrl: string;
+  /** `info.contact` and `info.license` of /openapi.json (API_CONTACT_*, API_LICENSE_*); the config's defaults when absent. */
+  apiInfo?: ApiInfo | undefined;
   /** When set, GET /metrics needs `Authorization: Bearer <token>` (METRICS_TOKEN). */
   metricsToken?: string | undefined;
   /** `false`: no HTTP metrics middleware and no /metrics (the overhead benchmark's baseline). */
@@ -62,7 +78,10 @@ export interface GatewayDeps {
   /** Webhook endpoints (`/v1/webhooks`): their store, the secret sealer and the URL policy. */
   webhooks?: WebhookRouteDeps | undefined;
   maxBodyBytes: number;
-  fileReferenceCheck: (ref: string) => string | null;
+  /** A non-upload file reference's problem for this owner in plain words (shape, host, outside its media root), or null. */
+  fileReferenceCheck: (ref: string, ownerId: string) => string | null;
+  /** POST/GET/DELETE /v1/uploads and `upload:<id>` references; without it every `upload:` reference is a 422. */
+  uploads?: UploadDeps | undefined;
   now?: () => Date;
   newId?: () => string;
 }
@@ -124,11 +143,38 @@ export function createApp(deps: GatewayDeps): GatewayApp {
       authorization: requestHeader(c, "authorization"),
     });
     c.set("principal", principal);
+    // every response to a sandbox key says so, errors included
+    if (principal.mode === "sandbox") headerFields(c)["VoiceLoc-Mode"] = "sandbox";
     if (limiter) await meterRequest(limiter, c);
     await next();
   });
-  // Bodies are read (bounded, JSON parsed once) only by the methods that carry one.
-  app.on([...METHODS_WITH_BODY], "/v1/*", limitBody(deps.maxBodyBytes), parseJson());
+  // Sandbox keys: at most SANDBOX_MAX_TASKS_IN_FLIGHT unfinished tasks (all kinds) before a creation is a 429.
+  const sandbox = deps.sandbox;
+  if (sandbox) {
+    for (const path of ["/v1/audio_books/", "/v1/voices/streams", "/v1/videos/subtitle"]) {
+      app.use(path, async (c, next) => {
+        const principal = c.get("principal");
+        if (c.req.method === "POST" && principal.mode === "sandbox") {
+          const counts = await Promise.all([deps.audioBooks, deps.voiceStreams, deps.subtitles].map((repo) => repo.countUnfinished(principal.accountId)));
+          const unfinished = counts.reduce((a, b) => a + b, 0);
+          if (unfinished >= sandbox.maxTasksInFlight) {
+            throw new TooManyRequestsError(
+              `Sandbox keys may have at most ${sandbox.maxTasksInFlight} unfinished tasks at once (SANDBOX_MAX_TASKS_IN_FLIGHT) and ${unfinished} are queued or processing: retry when one has finished, or use a live key.`,
+              5,
+            );
+          }
+        }
+        await next();
+      });
+    }
+  }
+  // Bodies are read (bounded, JSON parsed once) only by the methods that carry one. Not the upload's:
+  // POST /v1/uploads streams its own body to the blob store under UPLOAD_MAX_BYTES, any content type.
+  const bodyLimit = limitBody(deps.maxBodyBytes);
+  const jsonBody = parseJson();
+  app.on([...METHODS_WITH_BODY], "/v1/*", (c, next) => (isUploadBodyPath(c.req.path) ? next() : bodyLimit(c, next)), (c, next) =>
+    isUploadBodyPath(c.req.path) ? next() : jsonBody(c, next),
+  );
 
   app.openAPIRegistry.registerComponent("securitySchemes", "APIKeyHeader", {
     type: "apiKey",
@@ -154,8 +200,11 @@ export function createApp(deps: GatewayDeps): GatewayApp {
   registerVoices(app, deps);
   registerCapabilities(app, deps);
   registerEvents(app, deps);
+  if (deps.uploads) registerUploads(app, deps, deps.uploads);
   if (deps.files) registerFiles(app, deps.files.blobs, deps.files.secret);
   if (deps.webhooks) registerWebhooks(app, deps, deps.webhooks);
+
+  if (deps.dashboard) registerDashboard(app, deps, deps.dashboard);
 
   app.get("/healthz", (c) => respond(c, 200, { status: "ok" }));
   app.get("/readyz", async (c) => {
@@ -182,18 +231,25 @@ export function createApp(deps: GatewayDeps): GatewayApp {
 
   app.doc31("/openapi.json", {
     openapi: "3.1.0",
-    info: { title: "Voice Localization Service", version: "0.1.0", description: API_DESCRIPTION },
-    servers: [{ url: deps.publicBaseUrl }],
+    info: {
+      title: "Voice Localization Service",
+      version: "0.1.0",
+      description: API_DESCRIPTION,
+      contact: deps.apiInfo?.contact ?? { name: DEFAULT_API_CONTACT_NAME },
+      license: deps.apiInfo?.license ?? { ...DEFAULT_API_LICENSE },
+    },
+    servers: [{ url: deps.publicBaseUrl, description: "This deployment (its PUBLIC_BASE_URL)." }],
     tags: [
       { name: "Audio books", description: "Text files turned into audio books in another language." },
       { name: "Voice streams", description: "Speech turned into translated speech." },
       { name: "Video", description: "Transcribed, translated subtitles for videos." },
-      { name: "Speech", description: "Speech synthesis on demand." },
+      { name: "Speech", description: "Speech synthesis on demand, the voices it offers and what the engines can do." },
       { name: "Events", description: "Live progress of audio books, voice streams and subtitle jobs over Server-Sent Events." },
       ...(deps.webhooks ? [WEBHOOKS_TAG] : []),
+      { name: "Uploads", description: "Files stored for this account's own tasks (`upload:<id>`), deleted when they expire." },
     ],
   });
-  app.get("/docs", swaggerUI({ url: "/openapi.json", title: "Voice Localization Service API" }));
+  registerDocs(app, { title: "Voice Localization Service API", openapiUrl: "/openapi.json" });
 
   const allowed = allowedMethodsIndex(app);
   app.notFound((c) => {

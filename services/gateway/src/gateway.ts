@@ -6,9 +6,9 @@ import { serve } from "@hono/node-server";
 import type { Config } from "@voiceloc/config";
 import type { Logger } from "@voiceloc/log";
 import { openEmbeddedStore, openMongoStore, type Store } from "@voiceloc/store";
-import type { BlobStore } from "@voiceloc/blobs";
+import { blobRootFor, createFsBlobStore, type BlobStore } from "@voiceloc/blobs";
 import type { Bus } from "@voiceloc/bus";
-import { checkReference } from "@voiceloc/fetch";
+import { checkReference, mediaRootFor, type MediaRootScope } from "@voiceloc/fetch";
 import { createApp, type GatewayDeps } from "./app.ts";
 import { ApiKeyRepository } from "./auth/api-keys.ts";
 import { Authenticator } from "./auth/authenticator.ts";
@@ -22,11 +22,17 @@ import { TaskMesh, type TaskMeshOptions } from "./mesh/tasks.ts";
 import { DispatchSlots } from "./mesh/slots.ts";
 import { busCapabilities } from "./mesh/capabilities.ts";
 import { RateLimiter } from "./http/rate-limit.ts";
+import { AccountRepository } from "./accounts/accounts.ts";
+import { SessionStore } from "./accounts/sessions.ts";
+import { LoginThrottle } from "./accounts/throttle.ts";
+import { PasswordResets } from "./accounts/resets.ts";
 import { RecordEvents } from "./http/sse.ts";
 import { presentAudioBook, presentSubtitle, presentVoiceStream, type TaskKind } from "./records/kinds.ts";
 import { WebhookRepository } from "./webhooks/repository.ts";
 import { SecretBox } from "./webhooks/secrets.ts";
 import { WebhookDelivery } from "./webhooks/delivery.ts";
+import { UploadRepository } from "./uploads/repository.ts";
+import { startUploadSweep } from "./uploads/sweep.ts";
 
 /** Where the gateway keeps its embedded store: its own directory, never shared with another process. */
 export function gatewayDataDir(config: Config): string {
@@ -60,12 +66,18 @@ export async function resolveSigningSecret(config: Config): Promise<string> {
 /**
  * A file reference's problem in plain words, or null when it is acceptable: its shape, an IP
  * literal or name that is not public (unless in FETCH_ALLOW_PRIVATE_HOSTS), s3:// / gs:// without
- * a configured store.
+ * a configured store, an absolute path outside the owner's media root (its folder with
+ * `MEDIA_ROOT_SCOPE=account`: "file not available", the worker's reason for a missing file too).
  */
-export function fileReferenceProblem(ref: string, mediaRoot: string, fetch?: Config["fetch"]): string | null {
+export function fileReferenceProblem(
+  ref: string,
+  mediaRoot: string,
+  fetch?: Config["fetch"],
+  scope: { mediaRootScope: MediaRootScope; owner: string } = { mediaRootScope: "shared", owner: "" },
+): string | null {
   try {
     checkReference(ref, {
-      mediaRoot,
+      mediaRoot: mediaRootFor(mediaRoot, scope.mediaRootScope, scope.owner),
       allowPrivateHosts: fetch?.allowPrivateHosts ?? [],
       s3: fetch?.s3 !== undefined,
       gs: fetch?.gs !== undefined,
@@ -94,6 +106,8 @@ export interface GatewayOptions {
   sweepGraceMs?: number;
   /** How long one kind's capability table is trusted before the workers are asked again (default 30 s). */
   capabilityTtlMs?: number;
+  /** How often expired uploads are deleted (default UPLOAD_SWEEP_INTERVAL_MS). */
+  uploadSweepIntervalMs?: number;
   /** Called after each progress event is projected into its record (tests sample every update). */
   onProjected?: TaskMeshOptions["onProjected"];
 }
@@ -116,6 +130,11 @@ export async function createGateway(options: GatewayOptions): Promise<GatewaySer
   const store = await openGatewayStore(config, logger);
   const keys = await ApiKeyRepository.open(store);
   for (const seed of config.seedKeys) await keys.seed(seed.account, seed.key);
+  const accounts = await AccountRepository.open(store);
+  const authenticator = new Authenticator(keys, config.jwt, logger, {
+    liveKeys: config.accounts.liveKeys,
+    approved: (accountId) => accounts.liveApproved(accountId),
+  });
   const secret = await resolveSigningSecret(config);
   const audioBooks = await TaskRepository.open<AudioBookDoc>(store, COLLECTION_OF.audiobook);
   const voiceStreams = await TaskRepository.open<VoiceStreamDoc>(store, COLLECTION_OF["voice-stream"]);
@@ -168,11 +187,14 @@ export async function createGateway(options: GatewayOptions): Promise<GatewaySer
         })
       : undefined;
   if (mesh && delivery) mesh.onChange(delivery.onChange);
+  // Uploads live in the blob store the workers read (the one given; a gateway alone keeps them in DATA_DIR).
+  const uploadBlobs = options.blobs ?? createFsBlobStore({ root: blobRootFor(config.dataDir) });
+  const uploadRepo = await UploadRepository.open(store);
   const synthesis = options.bus ? busSynthesis(options.bus, { maxCharacters: config.synthesisMaxCharacters }) : undefined;
   const deps: GatewayDeps = {
     logger,
     store,
-    authenticator: new Authenticator(keys, config.jwt, logger),
+    authenticator,
     idempotency: await IdempotencyStore.open(store),
     audioBooks,
     voiceStreams,
@@ -188,16 +210,35 @@ export async function createGateway(options: GatewayOptions): Promise<GatewaySer
     rateLimiter: config.rateLimit
       ? await RateLimiter.open(store, config.rateLimit, { logger, ...(options.rateLimitClock ? { now: options.rateLimitClock } : {}) })
       : undefined,
+    sandbox: config.sandbox,
+    dashboard: {
+      accounts,
+      sessions: await SessionStore.open(store, { idleSeconds: config.accounts.sessionIdleSeconds, maxSeconds: config.accounts.sessionMaxSeconds }),
+      throttle: await LoginThrottle.open(store, {
+        perAccount: config.accounts.loginMaxFailuresPerAccount,
+        perAddress: config.accounts.loginMaxFailuresPerAddress,
+        windowSeconds: config.accounts.loginWindowSeconds,
+      }),
+      resets: await PasswordResets.open(store),
+      keys,
+      signup: config.accounts.signup === "open",
+      liveKeys: config.accounts.liveKeys,
+      trustProxy: config.accounts.trustProxy,
+      forgetKeys: () => authenticator.forgetKeys(),
+    },
     publicBaseUrl: config.publicBaseUrl,
+    apiInfo: config.apiInfo,
     metricsToken: config.telemetry.metricsToken,
     webhooks,
     maxBodyBytes: config.maxBodyBytes,
-    fileReferenceCheck: (ref) => fileReferenceProblem(ref, config.mediaRoot, config.fetch),
+    fileReferenceCheck: (ref, owner) => fileReferenceProblem(ref, config.mediaRoot, config.fetch, { mediaRootScope: config.mediaRootScope, owner }),
+    uploads: { repo: uploadRepo, blobs: uploadBlobs, maxBytes: config.uploads.maxBytes, ttlSeconds: config.uploads.ttlSeconds },
   };
   const app = createApp(deps);
   let server: Server | undefined;
   let stopPurging: (() => Promise<void>) | undefined;
   let stopping: Promise<void> | undefined;
+  let stopUploadSweep: (() => Promise<void>) | undefined;
 
   return {
     name: "gateway",
@@ -208,6 +249,7 @@ export async function createGateway(options: GatewayOptions): Promise<GatewaySer
       await delivery?.start();
       await mesh?.start();
       stopPurging ??= deps.idempotency.startPurging(options.idempotencyPurgeIntervalMs ?? IDEMPOTENCY_PURGE_INTERVAL_MS, logger);
+      stopUploadSweep ??= startUploadSweep(uploadRepo, uploadBlobs, options.uploadSweepIntervalMs ?? config.uploads.sweepIntervalMs, logger);
       return new Promise<number>((resolve, reject) => {
         const s = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, (info) => {
           logger.info({ port: info.port, store: store.kind }, "gateway listening");
@@ -235,6 +277,9 @@ export async function createGateway(options: GatewayOptions): Promise<GatewaySer
         }
         await stopPurging?.();
         stopPurging = undefined;
+        await stopUploadSweep?.();
+        stopUploadSweep = undefined;
+        if (!options.blobs) await uploadBlobs.close();
         await mesh?.stop();
         await delivery?.stop();
         await store.close();

@@ -3,3 +3,4 @@ export { createGateway, openGatewayStore, resolveSigningSecret, type GatewayServ
 export type { TaskDispatcher, TaskKind, UrlSigner } from "./records/kinds.ts";
 export type { Synthesizer, SynthesisRequest } from "./routes/speech.ts";
 export { runKeysCli } from "./cli/keys.ts";
+export { runAccountsCli } from "./cli/accounts.ts";

@@ -123,6 +123,7 @@ export async function startRuntime(config: Config, rootLogger: Logger): Promise<
 
     const fetchSettings = {
       mediaRoot: config.mediaRoot,
+      mediaRootScope: config.mediaRootScope,
       allowPrivateHosts: config.fetch.allowPrivateHosts,
       maxBytes: config.fetch.maxBytes,
       ...(config.fetch.s3 ? { s3: config.fetch.s3 } : {}),
@@ -139,6 +140,7 @@ export async function startRuntime(config: Config, rootLogger: Logger): Promise<
         logger: rootLogger,
         concurrency: config.workerConcurrency,
         maxBookCharacters: config.maxBookCharacters,
+        sandboxMaxBookCharacters: config.sandbox.maxBookCharacters,
       });
       await audiobook.start();
       parts.push({ name: audiobook.name, worker: true, stop: () => audiobook.stop(workerGrace) });
@@ -155,6 +157,7 @@ export async function startRuntime(config: Config, rootLogger: Logger): Promise<
         logger: rootLogger,
         concurrency: config.workerConcurrency,
         maxMediaSeconds: config.maxMediaSeconds,
+        sandboxMaxMediaSeconds: config.sandbox.maxMediaSeconds,
       });
       await voiceStream.start();
       parts.push({ name: voiceStream.name, worker: true, stop: () => voiceStream.stop(workerGrace) });
@@ -170,6 +173,7 @@ export async function startRuntime(config: Config, rootLogger: Logger): Promise<
         logger: rootLogger,
         concurrency: config.workerConcurrency,
         maxSeconds: config.subtitleMaxSeconds,
+        sandboxMaxSeconds: config.sandbox.maxMediaSeconds,
       });
       await subtitle.start();
       parts.push(subtitle);

@@ -12,7 +12,7 @@
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { BlobStore } from "@voiceloc/blobs";
-import type { Language, SubtitleWork } from "@voiceloc/contracts";
+import { isSandboxOwner, type Language, type SubtitleWork } from "@voiceloc/contracts";
 import { translateSegments, type MtRegistry, type SttRegistry } from "@voiceloc/engines";
 import { fetchToFile, type FetchOptions } from "@voiceloc/fetch";
 import {
@@ -46,7 +46,7 @@ import { SUBTITLE_CONTENT_TYPES, writeSrt, writeSubtitles } from "./formats.ts";
 import { ISO_639_2, SUBTITLE_FONTS } from "./languages.ts";
 
 /** Where inputs may come from (passed to fetchToFile). */
-export type SubtitleFetchSettings = Pick<FetchOptions, "mediaRoot" | "allowPrivateHosts" | "maxBytes" | "timeoutMs" | "s3" | "gs" | "ca">;
+export type SubtitleFetchSettings = Pick<FetchOptions, "mediaRoot" | "mediaRootScope" | "allowPrivateHosts" | "maxBytes" | "timeoutMs" | "s3" | "gs" | "ca">;
 
 /** Default longest video subtitled (SUBTITLE_MAX_SECONDS): one hour. */
 export const DEFAULT_SUBTITLE_MAX_SECONDS = 3600;
@@ -68,6 +68,8 @@ export interface SubtitlePipelineDeps {
   fetch: SubtitleFetchSettings;
   /** Longest video accepted, in seconds of decoded sound (and of the rendered output). Default 3600. */
   maxSeconds?: number;
+  /** Longest video of a sandbox task (owner `sandbox:<account>`; SANDBOX_MAX_MEDIA_SECONDS). */
+  sandboxMaxSeconds?: number;
   burnIn?: BurnInSettings;
 }
 
@@ -157,12 +159,22 @@ export function createSubtitleHandler(deps: SubtitlePipelineDeps): TaskHandler<S
     if (problems.length > 0) throw new TaskInputError(problems.join(" "));
   }
 
+  /** A sandbox task's video over SANDBOX_MAX_MEDIA_SECONDS fails, naming the limit. */
+  function checkSandboxLength(task: SubtitleWork, seconds: number): void {
+    const limit = deps.sandboxMaxSeconds;
+    if (limit !== undefined && isSandboxOwner(task.account_id) && seconds > limit + 0.05) {
+      throw new TaskInputError(
+        `The video is longer than ${limit} seconds, the most a sandbox key may send (SANDBOX_MAX_MEDIA_SECONDS): send a shorter video or use a live key.`,
+      );
+    }
+  }
+
   /** Fetches and checks the video: one ordinary media file with a picture and sound, within the limit. */
   async function fetchInput(task: SubtitleWork, ctx: TaskContext): Promise<Input> {
     ctx.logger.info({ stage: "fetch" }, "subtitle stage");
     let path: string;
     try {
-      path = (await fetchToFile(task.file, join(ctx.workDir, "input"), { ...deps.fetch, signal: ctx.signal, logger: ctx.logger })).path;
+      path = (await fetchToFile(task.file, join(ctx.workDir, "input"), { ...deps.fetch, owner: task.account_id, blobs, signal: ctx.signal, logger: ctx.logger })).path;
     } catch (error) {
       throw videoFailure(error);
     }
@@ -177,6 +189,7 @@ export function createSubtitleHandler(deps: SubtitlePipelineDeps): TaskHandler<S
     if (!info.video) throw notVideo("it has no picture (video track).");
     if (!info.audio) throw notVideo("it has no audio track to take speech from.");
     if (info.durationSeconds > maxSeconds) throw tooLong(maxSeconds);
+    checkSandboxLength(task, info.durationSeconds);
     if (task.mode === "side_file" && !MP4_COPYABLE_VIDEO_CODECS.includes(info.video.codec)) throw notVideo(PICTURE_NOT_IN_MP4);
     ctx.progress(P.probed, "extracting the sound");
     return { path, info };
@@ -208,6 +221,8 @@ export function createSubtitleHandler(deps: SubtitlePipelineDeps): TaskHandler<S
 
   async function recognise(task: SubtitleWork, ctx: TaskContext, input: Input): Promise<SavedTranscript> {
     const { wav, seconds } = await extractSpeech(input, ctx);
+    // the decoded length is the one trusted (a file's stated duration can lie)
+    checkSandboxLength(task, seconds);
     ctx.progress(P.extracted, "recognising speech");
     ctx.logger.info({ stage: "recognise", seconds }, "subtitle stage");
     let transcript;

@@ -26,6 +26,8 @@ export interface SubtitleServiceOptions {
   logger: Logger;
   /** Longest video accepted, in seconds (SUBTITLE_MAX_SECONDS). Default 3600. */
   maxSeconds?: number;
+  /** Longest video of a sandbox task (SANDBOX_MAX_MEDIA_SECONDS). */
+  sandboxMaxSeconds?: number;
   burnIn?: BurnInSettings;
   /** Tasks handled at once by this process. Default 1 (recognition and encoding are CPU-bound). */
   concurrency?: number;
@@ -68,6 +70,7 @@ export function createSubtitleService(options: SubtitleServiceOptions): Subtitle
       media: options.media,
       fetch: options.fetch,
       maxSeconds,
+      ...(options.sandboxMaxSeconds === undefined ? {} : { sandboxMaxSeconds: options.sandboxMaxSeconds }),
       ...(options.burnIn === undefined ? {} : { burnIn: options.burnIn }),
     }),
   });

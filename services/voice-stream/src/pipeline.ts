@@ -11,7 +11,7 @@ import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { BlobStore } from "@voiceloc/blobs";
 import { DEFAULT_MAX_MEDIA_SECONDS } from "@voiceloc/config";
-import { capabilityProblems, LANGUAGES, type Capabilities, type Language, type VoiceStreamWork } from "@voiceloc/contracts";
+import { capabilityProblems, isSandboxOwner, LANGUAGES, type Capabilities, type Language, type VoiceStreamWork } from "@voiceloc/contracts";
 import { synthesizeToFile, translateSegments, TtsError, type MtRegistry, type SttRegistry, type TtsRegistry } from "@voiceloc/engines";
 import { fetchToFile, type FetchOptions } from "@voiceloc/fetch";
 import { audioEncodeArgs, GLOBAL_ARGS, inputArgs, WAV_DEMUXERS, type MediaToolkit } from "@voiceloc/media";
@@ -30,7 +30,7 @@ import { z } from "zod";
 import { fitClip, mergeSegments, type MergeOptions, type TimingOptions } from "./timing.ts";
 
 /** Where inputs may come from (passed to fetchToFile). */
-export type VoiceStreamFetchSettings = Pick<FetchOptions, "mediaRoot" | "allowPrivateHosts" | "maxBytes" | "timeoutMs" | "s3" | "gs" | "ca">;
+export type VoiceStreamFetchSettings = Pick<FetchOptions, "mediaRoot" | "mediaRootScope" | "allowPrivateHosts" | "maxBytes" | "timeoutMs" | "s3" | "gs" | "ca">;
 
 
 export interface VoiceStreamPipelineDeps {
@@ -50,6 +50,8 @@ export interface VoiceStreamPipelineDeps {
    * task with a reason naming the limit. Default DEFAULT_MAX_MEDIA_SECONDS (config).
    */
   maxMediaSeconds?: number;
+  /** Longest recording of a sandbox task (owner `sandbox:<account>`; SANDBOX_MAX_MEDIA_SECONDS). */
+  sandboxMaxMediaSeconds?: number;
 }
 
 const SegmentSchema = z.object({ start: z.number().finite().min(0), end: z.number().finite().min(0), text: z.string() });
@@ -152,7 +154,7 @@ export function createVoiceStreamHandler(deps: VoiceStreamPipelineDeps): TaskHan
 
   async function fetchInput(task: VoiceStreamWork, ctx: TaskContext): Promise<string> {
     try {
-      const fetched = await fetchToFile(task.file, join(ctx.workDir, "input"), { ...deps.fetch, signal: ctx.signal, logger: ctx.logger });
+      const fetched = await fetchToFile(task.file, join(ctx.workDir, "input"), { ...deps.fetch, owner: task.account_id, blobs, signal: ctx.signal, logger: ctx.logger });
       return fetched.path;
     } catch (error) {
       throw taskFailure(error, { scope: "input" });
@@ -160,15 +162,21 @@ export function createVoiceStreamHandler(deps: VoiceStreamPipelineDeps): TaskHan
   }
 
   /** The input decoded to the recogniser's 16 kHz mono WAV; its decoded length is the one trusted. */
-  async function decodeInput(input: string, ctx: TaskContext): Promise<{ path: string; durationSeconds: number }> {
+  async function decodeInput(input: string, ctx: TaskContext, sandbox: boolean): Promise<{ path: string; durationSeconds: number }> {
+    const limit = sandbox && deps.sandboxMaxMediaSeconds !== undefined ? Math.min(deps.sandboxMaxMediaSeconds, maxMediaSeconds) : maxMediaSeconds;
     let decoded;
     try {
-      decoded = await media.decodeAudio({ input, outPath: join(ctx.workDir, "speech.wav"), sampleRate: 16_000, maxSeconds: maxMediaSeconds, signal: ctx.signal });
+      decoded = await media.decodeAudio({ input, outPath: join(ctx.workDir, "speech.wav"), sampleRate: 16_000, maxSeconds: limit, signal: ctx.signal });
     } catch (error) {
       throw taskFailure(error, { scope: "input" });
     } finally {
       // The input can be large and is not needed any more (a redelivery resumes from the transcript).
       await rm(input, { force: true });
+    }
+    if (decoded.overLimit && limit < maxMediaSeconds) {
+      throw new TaskInputError(
+        `The recording is longer than ${limit} seconds, the most a sandbox key may send (SANDBOX_MAX_MEDIA_SECONDS): send a shorter recording or use a live key.`,
+      );
     }
     if (decoded.overLimit) {
       throw new TaskInputError(
@@ -182,7 +190,7 @@ export function createVoiceStreamHandler(deps: VoiceStreamPipelineDeps): TaskHan
   async function recognise(task: VoiceStreamWork, ctx: TaskContext): Promise<SavedTranscript> {
     const input = await fetchInput(task, ctx);
     ctx.progress(P.fetched, "decoding the audio");
-    const speech = await decodeInput(input, ctx);
+    const speech = await decodeInput(input, ctx, isSandboxOwner(task.account_id));
     ctx.progress(P.decoded, "recognising speech");
     let transcript;
     try {

@@ -31,6 +31,8 @@ export interface VoiceStreamServiceOptions {
   output?: { sampleRate?: number; bitrateKbps?: number };
   /** Longest input in decoded seconds (MAX_MEDIA_SECONDS); longer media fails the task. Default 7200. */
   maxMediaSeconds?: number;
+  /** Longest recording of a sandbox task (SANDBOX_MAX_MEDIA_SECONDS). */
+  sandboxMaxMediaSeconds?: number;
   /**
    * How long stop() lets running tasks finish before aborting them (they are redelivered and resume
    * from their checkpoints). Default 10 s.
@@ -73,6 +75,7 @@ export function createVoiceStreamService(options: VoiceStreamServiceOptions): Vo
       ...(options.timing === undefined ? {} : { timing: options.timing }),
       ...(options.output === undefined ? {} : { output: options.output }),
       ...(options.maxMediaSeconds === undefined ? {} : { maxMediaSeconds: options.maxMediaSeconds }),
+      ...(options.sandboxMaxMediaSeconds === undefined ? {} : { sandboxMaxMediaSeconds: options.sandboxMaxMediaSeconds }),
     }),
   });
   let starting: Promise<void> | undefined;

@@ -37,6 +37,8 @@ export interface BookRequest {
   target?: Language;
   voice?: string | null;
   useVoiceClone?: boolean;
+  /** The owner (account_id) of the task; default alice. */
+  owner?: string;
 }
 
 export interface BookHarness {
@@ -121,7 +123,7 @@ export async function createBookHarness(stack: EngineStack, options: { bus?: Bus
       const task: AudioBookWork = {
         kind: "audiobook",
         task_id: randomUUID(),
-        account_id: "alice",
+        account_id: request.owner ?? "alice",
         file: request.file,
         source_language: request.source ?? "English",
         target_language: request.target ?? request.source ?? "English",

@@ -1,5 +1,5 @@
 import { DuplicateKeyError, type Collection, type Store } from "@voiceloc/store";
-import { displayPrefix, generateApiKey, hashApiKey, keyIdOf, keyMatches } from "./keys.ts";
+import { displayPrefix, generateApiKey, hashApiKey, keyIdOf, keyMatches, type KeyMode } from "./keys.ts";
 
 export interface ApiKeyDoc {
   /** The key id: public, used for lookup and revocation. */
@@ -9,7 +9,11 @@ export interface ApiKeyDoc {
   prefix: string;
   hash: string;
   source: "generated" | "seed";
+  /** Missing on keys made before modes existed: those are live. */
+  mode?: KeyMode;
   created_at: string;
+  /** When the key last authenticated a request (updated at most once a minute); null when never. */
+  last_used_at?: string | null;
   revoked_at: string | null;
 }
 
@@ -18,14 +22,19 @@ export interface ApiKeyView {
   account: string;
   name: string;
   prefix: string;
+  mode: KeyMode;
   source: "generated" | "seed";
   created_at: string;
+  last_used_at: string | null;
   revoked_at: string | null;
 }
 
 export type KeyCheck =
-  | { ok: true; accountId: string; keyId: string }
+  | { ok: true; accountId: string; keyId: string; mode: KeyMode }
   | { ok: false; reason: "unknown" | "revoked" };
+
+/** `last_used_at` is written when the stored value is older than this: at most one write a minute per key. */
+const LAST_USED_RESOLUTION_MS = 60_000;
 
 export class ApiKeyRepository {
   private constructor(private readonly keys: Collection<ApiKeyDoc>) {}
@@ -37,8 +46,8 @@ export class ApiKeyRepository {
   }
 
   /** Creates a key for an account; the clear key is returned once and never stored. */
-  async create(accountId: string, name: string, now = new Date()): Promise<{ key: string; view: ApiKeyView }> {
-    const generated = generateApiKey();
+  async create(accountId: string, name: string, now = new Date(), mode: KeyMode = "live"): Promise<{ key: string; view: ApiKeyView }> {
+    const generated = generateApiKey(mode);
     const doc: ApiKeyDoc = {
       id: generated.keyId,
       account_id: accountId,
@@ -46,7 +55,9 @@ export class ApiKeyRepository {
       prefix: generated.prefix,
       hash: generated.hash,
       source: "generated",
+      mode,
       created_at: now.toISOString(),
+      last_used_at: null,
       revoked_at: null,
     };
     await this.keys.insert(doc);
@@ -71,7 +82,9 @@ export class ApiKeyRepository {
         prefix: displayPrefix(key),
         hash: hashApiKey(key),
         source: "seed",
+        mode: "live",
         created_at: now.toISOString(),
+        last_used_at: null,
         revoked_at: null,
       });
     } catch (error) {
@@ -79,11 +92,15 @@ export class ApiKeyRepository {
     }
   }
 
-  async check(key: string): Promise<KeyCheck> {
+  async check(key: string, now = new Date()): Promise<KeyCheck> {
     const doc = await this.keys.get(keyIdOf(key));
     if (!doc || !keyMatches(key, doc.hash)) return { ok: false, reason: "unknown" };
     if (doc.revoked_at !== null) return { ok: false, reason: "revoked" };
-    return { ok: true, accountId: doc.account_id, keyId: doc.id };
+    const last = doc.last_used_at ? Date.parse(doc.last_used_at) : 0;
+    if (now.getTime() - last >= LAST_USED_RESOLUTION_MS) {
+      await this.keys.updateOne({ id: doc.id }, { last_used_at: now.toISOString() });
+    }
+    return { ok: true, accountId: doc.account_id, keyId: doc.id, mode: doc.mode ?? "live" };
   }
 
   async list(accountId?: string): Promise<ApiKeyView[]> {
@@ -91,9 +108,16 @@ export class ApiKeyRepository {
     return docs.map(toView);
   }
 
-  /** Revokes a key by its id; false when there is no such key. */
-  async revoke(keyId: string, now = new Date()): Promise<boolean> {
-    const doc = await this.keys.updateOne({ id: keyId }, { revoked_at: now.toISOString() });
+  /** One key of an account (null when unknown or another account's). */
+  async getOwned(accountId: string, keyId: string): Promise<ApiKeyView | null> {
+    const doc = await this.keys.get(keyId);
+    return doc && doc.account_id === accountId ? toView(doc) : null;
+  }
+
+  /** Revokes a key by its id; false when there is no such key (or, with `accountId`, not that account's). */
+  async revoke(keyId: string, now = new Date(), accountId?: string): Promise<boolean> {
+    const filter: Record<string, string> = accountId === undefined ? { id: keyId } : { id: keyId, account_id: accountId };
+    const doc = await this.keys.updateOne(filter, { revoked_at: now.toISOString() });
     return doc !== null;
   }
 }
@@ -104,8 +128,10 @@ function toView(doc: ApiKeyDoc): ApiKeyView {
     account: doc.account_id,
     name: doc.name,
     prefix: doc.prefix,
+    mode: doc.mode ?? "live",
     source: doc.source,
     created_at: doc.created_at,
+    last_used_at: doc.last_used_at ?? null,
     revoked_at: doc.revoked_at,
   };
 }

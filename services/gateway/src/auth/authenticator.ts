@@ -1,12 +1,22 @@
 import { createRemoteJWKSet, decodeProtectedHeader, errors as joseErrors, jwtVerify, type JWTPayload } from "jose";
 import type { Logger } from "@voiceloc/log";
-import { UnauthorizedError } from "../http/errors.ts";
+import { sandboxOwner } from "@voiceloc/contracts";
+import { ForbiddenError, UnauthorizedError } from "../http/errors.ts";
 import type { ApiKeyRepository } from "./api-keys.ts";
 
 export interface Principal {
+  /** The owner of everything this caller stores and reads: the account id, or `sandbox:<account>` for a sandbox key. */
   accountId: string;
   via: "api_key" | "access_token";
   keyId?: string;
+  /** `sandbox` for a `vl_test_…` key: a separate space with the sandbox limits; `live` otherwise. */
+  mode: "live" | "sandbox";
+}
+
+export interface LiveKeyPolicy {
+  /** `approval`: live keys work only for accounts `approved` says yes to (LIVE_KEYS). */
+  liveKeys: "open" | "approval";
+  approved: (accountId: string) => Promise<boolean>;
 }
 
 export interface JwtOptions {
@@ -42,6 +52,7 @@ export class Authenticator {
     private readonly keys: ApiKeyRepository,
     private readonly jwt: JwtOptions,
     private readonly logger: Logger,
+    private readonly policy?: LiveKeyPolicy,
   ) {
     this.secretKey = jwt.secret ? new TextEncoder().encode(jwt.secret) : undefined;
     this.jwks = jwt.jwksUrl ? createRemoteJWKSet(new URL(jwt.jwksUrl), { cooldownDuration: 30_000 }) : undefined;
@@ -72,7 +83,15 @@ export class Authenticator {
       this.keyCache.delete(key);
       throw new UnauthorizedError(result.reason === "revoked" ? "API key has been revoked" : "Invalid API key", "invalid_token");
     }
-    const principal: Principal = { accountId: result.accountId, via: "api_key", keyId: result.keyId };
+    if (result.mode === "live" && this.policy?.liveKeys === "approval" && !(await this.policy.approved(result.accountId))) {
+      throw new ForbiddenError(
+        "This account's live keys are not approved yet: an operator approves them (pnpm accounts approve <email>). Sandbox keys (vl_test_…) work meanwhile.",
+      );
+    }
+    const principal: Principal =
+      result.mode === "sandbox"
+        ? { accountId: sandboxOwner(result.accountId), via: "api_key", keyId: result.keyId, mode: "sandbox" }
+        : { accountId: result.accountId, via: "api_key", keyId: result.keyId, mode: "live" };
     if (this.keyCache.size >= KEY_CACHE_MAX) this.keyCache.clear();
     this.keyCache.set(key, { principal, until: now + KEY_CACHE_TTL_MS });
     return principal;
@@ -117,7 +136,7 @@ export class Authenticator {
     if (typeof payload.sub !== "string" || payload.sub.length === 0 || payload.sub.length > 128) {
       throw new UnauthorizedError("Invalid access token: the 'sub' claim (the account) is missing", "invalid_token");
     }
-    return { accountId: payload.sub, via: "access_token" };
+    return { accountId: payload.sub, via: "access_token", mode: "live" };
   }
 }
 

@@ -10,11 +10,12 @@ import { ApiKeyRepository } from "../auth/api-keys.ts";
 import { openGatewayStore } from "../gateway.ts";
 
 const USAGE = `usage:
-  keys create <account> [--name <label>]   create a key; prints it once
+  keys create <account> [--name <label>] [--sandbox]
+                                           create a key (live, or sandbox: vl_test_…); prints it once
   keys list [<account>]                    list keys (never the keys themselves)
   keys revoke <key_id>                     revoke a key`;
 
-const ACCOUNT_ID = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/;
+const ACCOUNT_ID = /^[A-Za-z0-9][A-Za-z0-9._@+-]{0,63}$/;
 
 export async function runKeysCli(
   argv: string[],
@@ -24,7 +25,7 @@ export async function runKeysCli(
   const { positionals, values } = parseArgs({
     args: argv,
     allowPositionals: true,
-    options: { name: { type: "string" }, json: { type: "boolean" } },
+    options: { name: { type: "string" }, json: { type: "boolean" }, sandbox: { type: "boolean" } },
   });
   const [command, arg] = positionals;
   const config = loadConfig(env);
@@ -38,11 +39,12 @@ export async function runKeysCli(
           out("keys create: give an account id (letters, digits, . _ @ -)");
           return 2;
         }
-        const { key, view } = await keys.create(arg, values.name ?? "created with the keys CLI");
+        const { key, view } = await keys.create(arg, values.name ?? "created with the keys CLI", new Date(), values.sandbox ? "sandbox" : "live");
         if (values.json) out(JSON.stringify({ ...view, key }));
         else {
           out(`key_id:  ${view.key_id}`);
           out(`account: ${view.account}`);
+          out(`mode:    ${view.mode}${view.mode === "sandbox" ? ` (records owned by sandbox:${view.account})` : ""}`);
           out(`key:     ${key}`);
           out("Store the key now: it is shown only once and kept only as a hash.");
         }
@@ -53,7 +55,7 @@ export async function runKeysCli(
         if (values.json) out(JSON.stringify(list));
         else
           for (const k of list) {
-            out(`${k.key_id}\t${k.account}\t${k.prefix}\t${k.revoked_at ? `revoked ${k.revoked_at}` : "active"}\t${k.name}`);
+            out(`${k.key_id}\t${k.account}\t${k.mode}\t${k.prefix}\t${k.revoked_at ? `revoked ${k.revoked_at}` : "active"}\t${k.name}`);
           }
         return 0;
       }

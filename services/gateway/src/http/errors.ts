@@ -32,6 +32,20 @@ export class UnauthorizedError extends HttpProblem {
   }
 }
 
+export class ForbiddenError extends HttpProblem {
+  constructor(detail: string) {
+    super(403, "forbidden", detail);
+    this.name = "ForbiddenError";
+  }
+}
+
+export class TooManyRequestsError extends HttpProblem {
+  constructor(detail: string, retryAfterSeconds?: number) {
+    super(429, "too_many_requests", detail, retryAfterSeconds ? { headers: { "Retry-After": String(retryAfterSeconds) } } : undefined);
+    this.name = "TooManyRequestsError";
+  }
+}
+
 export class NotFoundError extends HttpProblem {
   constructor(detail = "Not Found") {
     super(404, "not_found", detail);

@@ -9,6 +9,10 @@ export const errorResponses = {
     description: "Missing or invalid credentials (`API-KEY` header, or `Authorization: Bearer` with an API key or access token). Carries `WWW-Authenticate`.",
     content: errorContent,
   },
+  403: {
+    description: "The credential is valid but may not be used yet: with `LIVE_KEYS=approval`, live keys of an account an operator has not approved are refused (sandbox keys work meanwhile).",
+    content: errorContent,
+  },
   422: {
     description: "Validation error (FastAPI / Pydantic v2 shape).",
     content: { "application/json": { schema: HTTPValidationErrorSchema } },

@@ -96,6 +96,11 @@ export class TaskRepository<T extends TaskDoc> {
     return { items, nextCursor };
   }
 
+  /** How many of the owner's records are still queued or processing. */
+  countUnfinished(accountId: string): Promise<number> {
+    return this.collection.count({ account_id: accountId, task_status: { $in: ["queued", "processing"] } });
+  }
+
   /** Updates an owned record's fields; null when it does not exist or is another account's. */
   async updateOwned(accountId: string, id: string, set: Partial<T>): Promise<T | null> {
     return this.collection.updateOne({ id, account_id: accountId }, set);

@@ -59,7 +59,14 @@ const synthesize = createRoute({
     "Engine trouble is a **503** with `Retry-After` (no engine available, busy, timed out) or a **502** (the engine failed); nothing is stored then.",
   tags: ["Speech"],
   security: [{ HTTPBearer: [] }, { APIKeyHeader: [] }] as Array<Record<string, string[]>>,
-  request: { body: { content: json(SpeechSynthesisRequestSchema), required: true } },
+  request: {
+    body: {
+      content: {
+        "application/json": { schema: SpeechSynthesisRequestSchema, example: { text: "Hello, and welcome to the show.", language: "English", format: "mp3" } },
+      },
+      required: true,
+    },
+  },
   responses: {
     200: { description: "The audio link and its duration.", content: json(SpeechSynthesisResponseSchema) },
     ...errorResponses,
@@ -74,6 +81,14 @@ export function registerSpeech(app: GatewayApp, deps: GatewayDeps): void {
     const body = c.req.valid("json");
     const language = languageFromNameOrCode(body.language);
     if (!language) throw new Error("validated language did not resolve");
+    const sandboxMax = deps.sandbox?.maxSpeechCharacters;
+    if (c.get("principal").mode === "sandbox" && sandboxMax !== undefined && characters(body.text) > sandboxMax) {
+      throw new ValueError422(
+        ["body", "text"],
+        `sandbox keys may synthesise at most ${sandboxMax} characters per request (SANDBOX_MAX_SPEECH_CHARACTERS); use a live key for longer text`,
+        body.text,
+      );
+    }
     if (!deps.synthesizer) {
       throw new ServiceUnavailableError(
         "Speech synthesis is not available: this deployment runs no synthesis service yet. Nothing was charged or stored; retry when it is enabled.",
