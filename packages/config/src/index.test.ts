@@ -152,6 +152,28 @@ describe("loadConfig", () => {
     expect(() => loadConfig({ ACCOUNT_MAX_TASKS_IN_FLIGHT: "0" })).toThrow(/ACCOUNT_MAX_TASKS_IN_FLIGHT/);
   });
 
+  it("reads the OpenAPI document's contact and license: defaults, overrides, invalid values and url+identifier refused", () => {
+    expect(loadConfig({}).apiInfo).toEqual({
+      contact: { name: "Voice Localization Service operators" },
+      license: { name: "Proprietary", identifier: "LicenseRef-Proprietary" },
+    });
+    const set = loadConfig({
+      API_CONTACT_NAME: "Acme API team",
+      API_CONTACT_URL: "https://acme.example/support",
+      API_CONTACT_EMAIL: "api@acme.example",
+      API_LICENSE_NAME: "Acme terms of service",
+      API_LICENSE_URL: "https://acme.example/terms",
+    }).apiInfo;
+    expect(set).toEqual({
+      contact: { name: "Acme API team", url: "https://acme.example/support", email: "api@acme.example" },
+      license: { name: "Acme terms of service", url: "https://acme.example/terms" },
+    });
+    expect(loadConfig({ API_LICENSE_IDENTIFIER: "Apache-2.0" }).apiInfo.license).toEqual({ name: "Apache-2.0", identifier: "Apache-2.0" });
+    expect(() => loadConfig({ API_CONTACT_EMAIL: "not-an-address" })).toThrow(/API_CONTACT_EMAIL/);
+    expect(() => loadConfig({ API_CONTACT_URL: "ftp://x" })).toThrow(/API_CONTACT_URL/);
+    expect(() => loadConfig({ API_LICENSE_URL: "https://x.example/l", API_LICENSE_IDENTIFIER: "MIT" })).toThrow(/API_LICENSE_URL, API_LICENSE_IDENTIFIER/);
+  });
+
   it("reads the webhook settings: 10 s per attempt, 45 s base, 12 attempts, 8 at once; out-of-range values are refused", () => {
     expect(loadConfig({}).webhooks).toEqual({ timeoutMs: 10_000, retryBaseMs: 45_000, maxAttempts: 12, concurrency: 8 });
     expect(loadConfig({ WEBHOOK_TIMEOUT_MS: "2000", WEBHOOK_RETRY_BASE_MS: "100", WEBHOOK_MAX_ATTEMPTS: "3", WEBHOOK_CONCURRENCY: "2" }).webhooks).toEqual({

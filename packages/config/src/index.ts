@@ -236,6 +236,16 @@ export const EnvSchema = z
     WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(8),
     /** When set, GET /metrics needs `Authorization: Bearer <METRICS_TOKEN>`. */
     METRICS_TOKEN: optionalString.refine((v) => v === undefined || v.length >= 16, { message: "must be at least 16 characters" }),
+    /** `info.contact` of /openapi.json: who answers questions about this deployment's API. */
+    API_CONTACT_NAME: optionalString,
+    API_CONTACT_URL: optionalUrl(["http:", "https:"]),
+    API_CONTACT_EMAIL: optionalString.refine((v) => v === undefined || z.email().safeParse(v).success, { message: "expected an email address" }),
+    /** `info.license` of /openapi.json: the terms the API is offered under (name, and a URL or an SPDX identifier). */
+    API_LICENSE_NAME: optionalString,
+    API_LICENSE_URL: optionalUrl(["http:", "https:"]),
+    API_LICENSE_IDENTIFIER: optionalString.refine((v) => v === undefined || /^[A-Za-z0-9.+:() -]+$/.test(v), {
+      message: "expected an SPDX license expression, e.g. Apache-2.0 or LicenseRef-Proprietary",
+    }),
     /** `open`: anyone may create an account on the dashboard's sign-up page; `closed` (default): accounts come from `pnpm accounts create`. */
     SIGNUP: z.enum(["open", "closed"]).default("closed"),
     /** `approval`: live keys work only for accounts an operator approved (`pnpm accounts approve`); sandbox keys never need it. */
@@ -338,6 +348,8 @@ export const EnvSchema = z
       scheduling: { accountMaxTasksInFlight: env.ACCOUNT_MAX_TASKS_IN_FLIGHT },
       subtitleMaxSeconds: env.SUBTITLE_MAX_SECONDS,
       openaiTts: ttsUrl ? { baseUrl: ttsUrl, apiKey: env.OPENAI_API_KEY, model: env.OPENAI_TTS_MODEL, voices: env.OPENAI_TTS_VOICES } : undefined,
+      /** `info.contact` and `info.license` of the OpenAPI document. */
+      apiInfo: apiInfo(env),
       accounts: {
         signup: env.SIGNUP,
         liveKeys: env.LIVE_KEYS,
@@ -374,6 +386,35 @@ export const EnvSchema = z
 
 export type Config = z.output<typeof EnvSchema>;
 
+/** Default `info.contact.name` of the OpenAPI document. */
+export const DEFAULT_API_CONTACT_NAME = "Voice Localization Service operators";
+/** Default `info.license` of the OpenAPI document: the deployment's own terms, no public licence granted. */
+export const DEFAULT_API_LICENSE = { name: "Proprietary", identifier: "LicenseRef-Proprietary" } as const;
+
+export interface ApiInfo {
+  contact: { name: string; url?: string; email?: string };
+  license: { name: string; url?: string; identifier?: string };
+}
+
+function apiInfo(env: {
+  API_CONTACT_NAME?: string | undefined;
+  API_CONTACT_URL?: string | undefined;
+  API_CONTACT_EMAIL?: string | undefined;
+  API_LICENSE_NAME?: string | undefined;
+  API_LICENSE_URL?: string | undefined;
+  API_LICENSE_IDENTIFIER?: string | undefined;
+}): ApiInfo {
+  const contact: ApiInfo["contact"] = { name: env.API_CONTACT_NAME ?? DEFAULT_API_CONTACT_NAME };
+  if (env.API_CONTACT_URL) contact.url = env.API_CONTACT_URL;
+  if (env.API_CONTACT_EMAIL) contact.email = env.API_CONTACT_EMAIL;
+  const custom = env.API_LICENSE_NAME ?? env.API_LICENSE_URL ?? env.API_LICENSE_IDENTIFIER;
+  if (custom === undefined) return { contact, license: { ...DEFAULT_API_LICENSE } };
+  const license: ApiInfo["license"] = { name: env.API_LICENSE_NAME ?? env.API_LICENSE_IDENTIFIER ?? "License" };
+  if (env.API_LICENSE_URL) license.url = env.API_LICENSE_URL;
+  if (env.API_LICENSE_IDENTIFIER) license.identifier = env.API_LICENSE_IDENTIFIER;
+  return { contact, license };
+}
+
 interface CrossFieldInput {
   NATS_URL?: string | undefined;
   BLOB_STORE: "fs" | "nats";
@@ -390,6 +431,8 @@ interface CrossFieldInput {
   OPENAI_BASE_URL?: string | undefined;
   OPENAI_MT_BASE_URL?: string | undefined;
   OPENAI_MT_MODEL?: string | undefined;
+  API_LICENSE_URL?: string | undefined;
+  API_LICENSE_IDENTIFIER?: string | undefined;
 }
 
 /**
@@ -430,6 +473,10 @@ function crossFieldProblems(env: CrossFieldInput): Array<{ variables: string[]; 
   }
   if (env.OPENAI_MT_BASE_URL && !mtOff && !env.OPENAI_MT_MODEL) {
     problems.push({ variables: ["OPENAI_MT_BASE_URL", "OPENAI_MT_MODEL"], message: "OPENAI_MT_BASE_URL is used only with OPENAI_MT_MODEL (the chat model that translates)" });
+  }
+  // OpenAPI 3.1: a license object names its terms by `url` or by `identifier`, never both
+  if (env.API_LICENSE_URL && env.API_LICENSE_IDENTIFIER) {
+    problems.push({ variables: ["API_LICENSE_URL", "API_LICENSE_IDENTIFIER"], message: "set API_LICENSE_URL or API_LICENSE_IDENTIFIER, not both (OpenAPI 3.1 allows one)" });
   }
   return problems;
 }

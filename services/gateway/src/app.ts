@@ -1,6 +1,5 @@
 import { randomUUID } from "node:crypto";
 import { OpenAPIHono } from "@hono/zod-openapi";
-import { swaggerUI } from "@hono/swagger-ui";
 import { HTTPException } from "hono/http-exception";
 import type { Context } from "hono";
 import { toValidationDetail } from "@voiceloc/contracts";
@@ -28,7 +27,9 @@ import { registerCapabilities } from "./routes/capabilities.ts";
 import { registerEvents } from "./routes/events.ts";
 import type { RecordEvents } from "./http/sse.ts";
 import type { BlobStore, SigningSecrets } from "@voiceloc/blobs";
+import { DEFAULT_API_CONTACT_NAME, DEFAULT_API_LICENSE, type ApiInfo } from "@voiceloc/config";
 import { API_DESCRIPTION } from "./openapi-description.ts";
+import { registerDocs } from "./http/docs.ts";
 import { meterRequest, type RateLimiter } from "./http/rate-limit.ts";
 import { httpMetrics, metricsHandler } from "@voiceloc/telemetry";
 import { registerDashboard, type DashboardDeps } from "./dashboard/routes.ts";
@@ -68,6 +69,8 @@ export interface GatewayDeps {
   /** Per-credential request rate on /v1 (shared through the store); none when off. */
   rateLimiter?: RateLimiter | undefined;
   publicBaseUrl: string;
+  /** `info.contact` and `info.license` of /openapi.json (API_CONTACT_*, API_LICENSE_*); the config's defaults when absent. */
+  apiInfo?: ApiInfo | undefined;
   /** When set, GET /metrics needs `Authorization: Bearer <token>` (METRICS_TOKEN). */
   metricsToken?: string | undefined;
   /** `false`: no HTTP metrics middleware and no /metrics (the overhead benchmark's baseline). */
@@ -228,19 +231,25 @@ export function createApp(deps: GatewayDeps): GatewayApp {
 
   app.doc31("/openapi.json", {
     openapi: "3.1.0",
-    info: { title: "Voice Localization Service", version: "0.1.0", description: API_DESCRIPTION },
-    servers: [{ url: deps.publicBaseUrl }],
+    info: {
+      title: "Voice Localization Service",
+      version: "0.1.0",
+      description: API_DESCRIPTION,
+      contact: deps.apiInfo?.contact ?? { name: DEFAULT_API_CONTACT_NAME },
+      license: deps.apiInfo?.license ?? { ...DEFAULT_API_LICENSE },
+    },
+    servers: [{ url: deps.publicBaseUrl, description: "This deployment (its PUBLIC_BASE_URL)." }],
     tags: [
       { name: "Audio books", description: "Text files turned into audio books in another language." },
       { name: "Voice streams", description: "Speech turned into translated speech." },
       { name: "Video", description: "Transcribed, translated subtitles for videos." },
-      { name: "Speech", description: "Speech synthesis on demand." },
+      { name: "Speech", description: "Speech synthesis on demand, the voices it offers and what the engines can do." },
       { name: "Events", description: "Live progress of audio books, voice streams and subtitle jobs over Server-Sent Events." },
       ...(deps.webhooks ? [WEBHOOKS_TAG] : []),
       { name: "Uploads", description: "Files stored for this account's own tasks (`upload:<id>`), deleted when they expire." },
     ],
   });
-  app.get("/docs", swaggerUI({ url: "/openapi.json", title: "Voice Localization Service API" }));
+  registerDocs(app, { title: "Voice Localization Service API", openapiUrl: "/openapi.json" });
 
   const allowed = allowedMethodsIndex(app);
   app.notFound((c) => {

@@ -425,8 +425,9 @@ function operations(): Operation[] {
   const signed = new URL(signBlobUrl({ key: "results/fuzz.mp3", baseUrl: BASE, secret: SIGNING_SECRET }));
   ops.push({ method: "GET", path: `/v1/files/{key}`, parameters: [{ name: "key", in: "path", schema: { type: "string" } }] });
   ops.push({ method: "GET", path: signed.pathname, parameters: [], query: signed.search.slice(1) });
-  for (const path of ["/healthz", "/readyz", "/openapi.json", "/docs", "/v1/audio_books", "/v1/nowhere/{x}"]) {
-    ops.push({ method: "GET", path, parameters: path.includes("{x}") ? [{ name: "x", in: "path", schema: { type: "string" } }] : [] });
+  for (const path of ["/healthz", "/readyz", "/openapi.json", "/docs", "/docs/assets/{x}/{y}", "/v1/audio_books", "/v1/nowhere/{x}"]) {
+    const names = [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
+    ops.push({ method: "GET", path, parameters: names.map((name) => ({ name, in: "path", schema: { type: "string" } })) });
   }
   return ops;
 }

@@ -227,6 +227,7 @@ export async function createGateway(options: GatewayOptions): Promise<GatewaySer
       forgetKeys: () => authenticator.forgetKeys(),
     },
     publicBaseUrl: config.publicBaseUrl,
+    apiInfo: config.apiInfo,
     metricsToken: config.telemetry.metricsToken,
     webhooks,
     maxBodyBytes: config.maxBodyBytes,

@@ -123,4 +123,10 @@ default) is delivered; anything else is retried with exponential back-off and ji
 (12 attempts by default), each attempt logged in \`GET /v1/webhooks/{webhook_id}/deliveries\`; after the
 last one the endpoint is disabled with \`disabled_reason\`. URLs must be \`https://\` and public (checked
 at registration and at every delivery), except hosts the operator allow-listed.
+
+## This document
+Served at \`/openapi.json\` (OpenAPI 3.1) and rendered at \`/docs\` by a Swagger UI the server
+itself hosts: the page loads nothing from elsewhere and works without internet access. Every
+operation has a unique snake_case \`operationId\`, and the document passes Redocly's and
+Spectral's OpenAPI rule sets. \`info.contact\` and \`info.license\` are this deployment's.
 `.trim();
