@@ -11,6 +11,18 @@ describe("loadConfig", () => {
     expect(c.mediaRoot.endsWith("/data/media")).toBe(true);
   });
 
+  it("uploads and the media root scope: defaults, values, refusals", () => {
+    const c = loadConfig({});
+    expect(c.mediaRootScope).toBe("shared");
+    expect(c.uploads).toEqual({ maxBytes: 1024 * 1024 * 1024, ttlSeconds: 86_400, sweepIntervalMs: 300_000 });
+    const set = loadConfig({ MEDIA_ROOT_SCOPE: "account", UPLOAD_MAX_BYTES: "5000", UPLOAD_TTL_SECONDS: "3600", UPLOAD_SWEEP_INTERVAL_MS: "60000" });
+    expect(set.mediaRootScope).toBe("account");
+    expect(set.uploads).toEqual({ maxBytes: 5000, ttlSeconds: 3600, sweepIntervalMs: 60_000 });
+    expect(() => loadConfig({ MEDIA_ROOT_SCOPE: "tenant" })).toThrow(/MEDIA_ROOT_SCOPE/);
+    expect(() => loadConfig({ UPLOAD_MAX_BYTES: "0" })).toThrow(/UPLOAD_MAX_BYTES/);
+    expect(() => loadConfig({ UPLOAD_TTL_SECONDS: "10" })).toThrow(/UPLOAD_TTL_SECONDS/);
+  });
+
   it("parses seed keys and service lists", () => {
     const c = loadConfig({ VOICELOC_API_KEYS: "alice:key1, bob:key2", SERVICES: "gateway,synthesis", PORT: "9000" });
     expect(c.seedKeys).toEqual([
