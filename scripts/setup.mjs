@@ -31,7 +31,9 @@ const APT_PACKAGES = [
 // an image (deploy/src/dockerfile.test.ts forbids them there). chromium: the headless browser the
 // browser tests drive through playwright-core (`launchBrowser` in packages/testing), Debian's build
 // because playwright's own download needs hosts this machine cannot reach. Its hard dependencies
-// bring what headless needs (libnss3, fonts via fontconfig, ...); nothing it only recommends is used.
+// bring what headless needs (libnss3, fontconfig and fonts, ...): checked in a fresh
+// `debootstrap --variant=minbase bookworm` chroot, where `apt-get install --no-install-recommends
+// chromium` alone let playwright-core launch it headless and run a page's script.
 const TEST_APT_PACKAGES = ["chromium"];
 
 // `--system-only`: install the Debian packages and stop (used to check the list in a fresh chroot).

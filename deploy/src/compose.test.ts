@@ -30,6 +30,14 @@ describe("docker-compose.yml", () => {
     expect(composePolicy(compose)).toEqual([]);
   });
 
+  it("scopes MEDIA_ROOT per account in the gateway and every worker (several tenants), unless overridden", () => {
+    for (const name of ["gateway", "synthesis", "audiobook", "voice-stream", "subtitle"]) {
+      const value = compose.services[name]!.environment!.MEDIA_ROOT_SCOPE!;
+      expect(interpolate(value, {}), name).toBe("account");
+      expect(interpolate(value, { MEDIA_ROOT_SCOPE: "shared" }), name).toBe("shared");
+    }
+  });
+
   it("refuses to start without SIGNING_SECRET and uses the one given", () => {
     const secret = compose.services.gateway!.environment!.SIGNING_SECRET!;
     expect(() => interpolate(secret, {})).toThrow(/SIGNING_SECRET/);

@@ -112,6 +112,8 @@ for (const [name, render] of Object.entries(renders)) {
       for (const d of deployments(manifests)) {
         const env = { ...(cm.data as Record<string, string>), ...Object.fromEntries((d.spec.template.spec.containers[0]!.env ?? []).filter((e) => e.value !== undefined).map((e) => [e.name, e.value!])) };
         expect(() => loadConfig(env), d.metadata.name).not.toThrow();
+        // several tenants: each account reads only its own folder of MEDIA_ROOT
+        expect(loadConfig(env).mediaRootScope, d.metadata.name).toBe("account");
       }
     });
   });

@@ -17,6 +17,8 @@ export {
   ACCOUNT_KEY_SEGMENT_LENGTH,
   MAX_BLOB_KEY_LENGTH,
   accountKeySegment,
+  UPLOADS_PREFIX,
+  uploadBlobKey,
   isValidBlobKey,
   validateBlobKey,
   validateBlobPrefix,

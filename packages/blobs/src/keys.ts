@@ -69,3 +69,15 @@ export function accountKeySegment(accountId: string): string {
   // make different subjects collide.
   return createHash("sha256").update(Buffer.from(accountId, "utf16le")).digest("hex").slice(0, ACCOUNT_KEY_SEGMENT_LENGTH);
 }
+
+/**
+ * The blob key of an upload: `uploads/<account segment>/<upload id>`. The gateway writes it, the workers
+ * read it; both derive it from the task's account and the `upload:<id>` reference, so an id given by
+ * another account names a key that account never wrote (and is "file not available").
+ */
+export function uploadBlobKey(ownerId: string, uploadId: string): string {
+  return `${UPLOADS_PREFIX}${accountKeySegment(ownerId)}/${uploadId}`;
+}
+
+/** Every upload's blob key starts with this. */
+export const UPLOADS_PREFIX = "uploads/";

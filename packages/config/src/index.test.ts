@@ -11,6 +11,18 @@ describe("loadConfig", () => {
     expect(c.mediaRoot.endsWith("/data/media")).toBe(true);
   });
 
+  it("uploads and the media root scope: defaults, values, refusals", () => {
+    const c = loadConfig({});
+    expect(c.mediaRootScope).toBe("shared");
+    expect(c.uploads).toEqual({ maxBytes: 1024 * 1024 * 1024, ttlSeconds: 86_400, sweepIntervalMs: 300_000 });
+    const set = loadConfig({ MEDIA_ROOT_SCOPE: "account", UPLOAD_MAX_BYTES: "5000", UPLOAD_TTL_SECONDS: "3600", UPLOAD_SWEEP_INTERVAL_MS: "60000" });
+    expect(set.mediaRootScope).toBe("account");
+    expect(set.uploads).toEqual({ maxBytes: 5000, ttlSeconds: 3600, sweepIntervalMs: 60_000 });
+    expect(() => loadConfig({ MEDIA_ROOT_SCOPE: "tenant" })).toThrow(/MEDIA_ROOT_SCOPE/);
+    expect(() => loadConfig({ UPLOAD_MAX_BYTES: "0" })).toThrow(/UPLOAD_MAX_BYTES/);
+    expect(() => loadConfig({ UPLOAD_TTL_SECONDS: "10" })).toThrow(/UPLOAD_TTL_SECONDS/);
+  });
+
   it("parses seed keys and service lists", () => {
     const c = loadConfig({ VOICELOC_API_KEYS: "alice:key1, bob:key2", SERVICES: "gateway,synthesis", PORT: "9000" });
     expect(c.seedKeys).toEqual([
@@ -138,6 +150,28 @@ describe("loadConfig", () => {
     expect(loadConfig({}).scheduling.accountMaxTasksInFlight).toBe(4);
     expect(loadConfig({ ACCOUNT_MAX_TASKS_IN_FLIGHT: "12" }).scheduling.accountMaxTasksInFlight).toBe(12);
     expect(() => loadConfig({ ACCOUNT_MAX_TASKS_IN_FLIGHT: "0" })).toThrow(/ACCOUNT_MAX_TASKS_IN_FLIGHT/);
+  });
+
+  it("reads the OpenAPI document's contact and license: defaults, overrides, invalid values and url+identifier refused", () => {
+    expect(loadConfig({}).apiInfo).toEqual({
+      contact: { name: "Voice Localization Service operators" },
+      license: { name: "Proprietary", identifier: "LicenseRef-Proprietary" },
+    });
+    const set = loadConfig({
+      API_CONTACT_NAME: "Acme API team",
+      API_CONTACT_URL: "https://acme.example/support",
+      API_CONTACT_EMAIL: "api@acme.example",
+      API_LICENSE_NAME: "Acme terms of service",
+      API_LICENSE_URL: "https://acme.example/terms",
+    }).apiInfo;
+    expect(set).toEqual({
+      contact: { name: "Acme API team", url: "https://acme.example/support", email: "api@acme.example" },
+      license: { name: "Acme terms of service", url: "https://acme.example/terms" },
+    });
+    expect(loadConfig({ API_LICENSE_IDENTIFIER: "Apache-2.0" }).apiInfo.license).toEqual({ name: "Apache-2.0", identifier: "Apache-2.0" });
+    expect(() => loadConfig({ API_CONTACT_EMAIL: "not-an-address" })).toThrow(/API_CONTACT_EMAIL/);
+    expect(() => loadConfig({ API_CONTACT_URL: "ftp://x" })).toThrow(/API_CONTACT_URL/);
+    expect(() => loadConfig({ API_LICENSE_URL: "https://x.example/l", API_LICENSE_IDENTIFIER: "MIT" })).toThrow(/API_LICENSE_URL, API_LICENSE_IDENTIFIER/);
   });
 
   it("reads the webhook settings: 10 s per attempt, 45 s base, 12 attempts, 8 at once; out-of-range values are refused", () => {

@@ -103,6 +103,17 @@ export const EnvSchema = z
     HOST: z.string().default("0.0.0.0"),
     DATA_DIR: z.string().default("./data"),
     MEDIA_ROOT: optionalString,
+    /**
+     * `shared`: every account reads every file under MEDIA_ROOT (one tenant, the single-machine default);
+     * `account`: an account's paths resolve under `MEDIA_ROOT/<its percent-encoded id>/` only.
+     */
+    MEDIA_ROOT_SCOPE: z.enum(["shared", "account"]).default("shared"),
+    /** Largest upload (POST /v1/uploads), in bytes; 1 GiB by default. */
+    UPLOAD_MAX_BYTES: z.coerce.number().int().min(1).max(64 * 1024 * 1024 * 1024).default(1024 * 1024 * 1024),
+    /** How long an upload can be used (and is kept) after it was made, in seconds; 24 h by default. */
+    UPLOAD_TTL_SECONDS: z.coerce.number().int().min(60).max(365 * 24 * 3600).default(86_400),
+    /** How often a gateway deletes expired uploads (their record and blob), in milliseconds. */
+    UPLOAD_SWEEP_INTERVAL_MS: z.coerce.number().int().min(1_000).max(24 * 3_600_000).default(300_000),
     PUBLIC_BASE_URL: optionalUrl(["http:", "https:"]),
     VOICELOC_API_KEYS: z
       .string()
@@ -225,6 +236,16 @@ export const EnvSchema = z
     WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(8),
     /** When set, GET /metrics needs `Authorization: Bearer <METRICS_TOKEN>`. */
     METRICS_TOKEN: optionalString.refine((v) => v === undefined || v.length >= 16, { message: "must be at least 16 characters" }),
+    /** `info.contact` of /openapi.json: who answers questions about this deployment's API. */
+    API_CONTACT_NAME: optionalString,
+    API_CONTACT_URL: optionalUrl(["http:", "https:"]),
+    API_CONTACT_EMAIL: optionalString.refine((v) => v === undefined || z.email().safeParse(v).success, { message: "expected an email address" }),
+    /** `info.license` of /openapi.json: the terms the API is offered under (name, and a URL or an SPDX identifier). */
+    API_LICENSE_NAME: optionalString,
+    API_LICENSE_URL: optionalUrl(["http:", "https:"]),
+    API_LICENSE_IDENTIFIER: optionalString.refine((v) => v === undefined || /^[A-Za-z0-9.+:() -]+$/.test(v), {
+      message: "expected an SPDX license expression, e.g. Apache-2.0 or LicenseRef-Proprietary",
+    }),
     /** `open`: anyone may create an account on the dashboard's sign-up page; `closed` (default): accounts come from `pnpm accounts create`. */
     SIGNUP: z.enum(["open", "closed"]).default("closed"),
     /** `approval`: live keys work only for accounts an operator approved (`pnpm accounts approve`); sandbox keys never need it. */
@@ -269,6 +290,8 @@ export const EnvSchema = z
       host: env.HOST,
       dataDir,
       mediaRoot: env.MEDIA_ROOT ? resolve(base, env.MEDIA_ROOT) : resolve(dataDir, "media"),
+      mediaRootScope: env.MEDIA_ROOT_SCOPE,
+      uploads: { maxBytes: env.UPLOAD_MAX_BYTES, ttlSeconds: env.UPLOAD_TTL_SECONDS, sweepIntervalMs: env.UPLOAD_SWEEP_INTERVAL_MS },
       publicBaseUrl: (env.PUBLIC_BASE_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, ""),
       seedKeys: env.VOICELOC_API_KEYS,
       jwt: {
@@ -325,6 +348,8 @@ export const EnvSchema = z
       scheduling: { accountMaxTasksInFlight: env.ACCOUNT_MAX_TASKS_IN_FLIGHT },
       subtitleMaxSeconds: env.SUBTITLE_MAX_SECONDS,
       openaiTts: ttsUrl ? { baseUrl: ttsUrl, apiKey: env.OPENAI_API_KEY, model: env.OPENAI_TTS_MODEL, voices: env.OPENAI_TTS_VOICES } : undefined,
+      /** `info.contact` and `info.license` of the OpenAPI document. */
+      apiInfo: apiInfo(env),
       accounts: {
         signup: env.SIGNUP,
         liveKeys: env.LIVE_KEYS,
@@ -361,6 +386,35 @@ export const EnvSchema = z
 
 export type Config = z.output<typeof EnvSchema>;
 
+/** Default `info.contact.name` of the OpenAPI document. */
+export const DEFAULT_API_CONTACT_NAME = "Voice Localization Service operators";
+/** Default `info.license` of the OpenAPI document: the deployment's own terms, no public licence granted. */
+export const DEFAULT_API_LICENSE = { name: "Proprietary", identifier: "LicenseRef-Proprietary" } as const;
+
+export interface ApiInfo {
+  contact: { name: string; url?: string; email?: string };
+  license: { name: string; url?: string; identifier?: string };
+}
+
+function apiInfo(env: {
+  API_CONTACT_NAME?: string | undefined;
+  API_CONTACT_URL?: string | undefined;
+  API_CONTACT_EMAIL?: string | undefined;
+  API_LICENSE_NAME?: string | undefined;
+  API_LICENSE_URL?: string | undefined;
+  API_LICENSE_IDENTIFIER?: string | undefined;
+}): ApiInfo {
+  const contact: ApiInfo["contact"] = { name: env.API_CONTACT_NAME ?? DEFAULT_API_CONTACT_NAME };
+  if (env.API_CONTACT_URL) contact.url = env.API_CONTACT_URL;
+  if (env.API_CONTACT_EMAIL) contact.email = env.API_CONTACT_EMAIL;
+  const custom = env.API_LICENSE_NAME ?? env.API_LICENSE_URL ?? env.API_LICENSE_IDENTIFIER;
+  if (custom === undefined) return { contact, license: { ...DEFAULT_API_LICENSE } };
+  const license: ApiInfo["license"] = { name: env.API_LICENSE_NAME ?? env.API_LICENSE_IDENTIFIER ?? "License" };
+  if (env.API_LICENSE_URL) license.url = env.API_LICENSE_URL;
+  if (env.API_LICENSE_IDENTIFIER) license.identifier = env.API_LICENSE_IDENTIFIER;
+  return { contact, license };
+}
+
 interface CrossFieldInput {
   NATS_URL?: string | undefined;
   BLOB_STORE: "fs" | "nats";
@@ -377,6 +431,8 @@ interface CrossFieldInput {
   OPENAI_BASE_URL?: string | undefined;
   OPENAI_MT_BASE_URL?: string | undefined;
   OPENAI_MT_MODEL?: string | undefined;
+  API_LICENSE_URL?: string | undefined;
+  API_LICENSE_IDENTIFIER?: string | undefined;
 }
 
 /**
@@ -417,6 +473,10 @@ function crossFieldProblems(env: CrossFieldInput): Array<{ variables: string[]; 
   }
   if (env.OPENAI_MT_BASE_URL && !mtOff && !env.OPENAI_MT_MODEL) {
     problems.push({ variables: ["OPENAI_MT_BASE_URL", "OPENAI_MT_MODEL"], message: "OPENAI_MT_BASE_URL is used only with OPENAI_MT_MODEL (the chat model that translates)" });
+  }
+  // OpenAPI 3.1: a license object names its terms by `url` or by `identifier`, never both
+  if (env.API_LICENSE_URL && env.API_LICENSE_IDENTIFIER) {
+    problems.push({ variables: ["API_LICENSE_URL", "API_LICENSE_IDENTIFIER"], message: "set API_LICENSE_URL or API_LICENSE_IDENTIFIER, not both (OpenAPI 3.1 allows one)" });
   }
   return problems;
 }

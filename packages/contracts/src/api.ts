@@ -194,8 +194,9 @@ export const ListQuerySchema = z.object({
   task_status: pyEnum(TASK_STATUSES).optional().openapi({ description: "Only records with this status." }),
 });
 
-export function uuidParam<const N extends string>(name: N) {
-  const field = pyUuid().openapi({ param: { name, in: "path" }, format: "uuid" });
+/** A UUID path parameter; `description` is the parameter's text in the OpenAPI document. */
+export function uuidParam<const N extends string>(name: N, description = "The record's id (a UUID), as returned when it was created.") {
+  const field = pyUuid().openapi({ param: { name, in: "path" }, format: "uuid", description });
   return z.object({ [name]: field } as { [K in N]: typeof field });
 }
 

@@ -30,6 +30,7 @@ export function checkReference(ref: string, options: CheckReferenceOptions = {})
   const classified = classifyReference(ref, options.mediaRoot === undefined ? {} : { mediaRoot: options.mediaRoot });
   switch (classified.kind) {
     case "path":
+    case "upload":
       return classified;
     case "object":
       if (options[classified.scheme] !== true) throw notConfigured(classified.scheme);

@@ -1,11 +1,13 @@
 import { posix, resolve, relative as relativePath, sep, isAbsolute } from "node:path";
 import { FetchRefusedError } from "./errors.ts";
+import { FILE_NOT_AVAILABLE, UPLOAD_ID } from "./media.ts";
 
 /** What a `file` reference points at, as told by {@link classifyReference}. */
 export type ClassifiedReference =
   | { kind: "path"; relative: string }
   | { kind: "http"; url: string }
-  | { kind: "object"; scheme: "s3" | "gs"; bucket: string; key: string };
+  | { kind: "object"; scheme: "s3" | "gs"; bucket: string; key: string }
+  | { kind: "upload"; id: string };
 
 export interface ClassifyOptions {
   /**
@@ -41,6 +43,8 @@ function hasDotDotSegment(text: string, alsoBackslash: boolean): boolean {
  *
  * - `http://…`, `https://…` → `{ kind: "http", url }` (normalized URL);
  * - `s3://bucket/key`, `gs://bucket/key` → `{ kind: "object", … }` (the key is taken as written, not percent-decoded);
+ * - `upload:<id>` → `{ kind: "upload", id }` (an id of POST /v1/uploads; any other text after `upload:`
+ *   is refused as `not_found` with {@link FILE_NOT_AVAILABLE});
  * - anything without a scheme → `{ kind: "path", relative }`, relative to the media root.
  *
  * Throws {@link FetchRefusedError} for other schemes (`file:`, `ftp:`, `data:`,
@@ -59,9 +63,10 @@ export function classifyReference(ref: string, options: ClassifyOptions = {}): C
     const scheme = (schemeMatch[1] ?? "").toLowerCase();
     if (scheme === "http" || scheme === "https") return classifyHttp(ref, scheme);
     if (scheme === "s3" || scheme === "gs") return classifyObject(ref, scheme);
+    if (scheme === "upload") return classifyUpload(ref);
     return refuse(
       "scheme_not_allowed",
-      `References with the "${scheme.slice(0, 20)}:" scheme are not accepted; use http(s)://, s3://, gs:// or a path under the media root.`,
+      `References with the "${scheme.slice(0, 20)}:" scheme are not accepted; use http(s)://, s3://, gs://, upload:<id> or a path under the media root.`,
     );
   }
   return classifyPath(ref, options.mediaRoot);
@@ -105,15 +110,21 @@ function classifyObject(ref: string, scheme: "s3" | "gs"): ClassifiedReference {
   return { kind: "object", scheme, bucket, key };
 }
 
+function classifyUpload(ref: string): ClassifiedReference {
+  const id = ref.slice("upload:".length);
+  if (!UPLOAD_ID.test(id)) throw new FetchRefusedError("not_found", FILE_NOT_AVAILABLE);
+  return { kind: "upload", id };
+}
+
 function classifyPath(ref: string, mediaRoot: string | undefined): ClassifiedReference {
-  if (hasDotDotSegment(ref, false)) refuse("path_outside_media_root", "The path contains '..' segments; give a path under the media root.");
+  if (hasDotDotSegment(ref, false)) refuse("path_outside_media_root", FILE_NOT_AVAILABLE);
   let relative: string;
   if (isAbsolute(ref)) {
-    if (mediaRoot === undefined) refuse("path_outside_media_root", "Absolute paths are accepted only under the media root.");
+    if (mediaRoot === undefined) refuse("path_outside_media_root", FILE_NOT_AVAILABLE);
     const root = resolve(mediaRoot);
     const target = resolve(ref);
     if (target !== root && !target.startsWith(root.endsWith(sep) ? root : root + sep)) {
-      refuse("path_outside_media_root", "The path is outside the media root.");
+      refuse("path_outside_media_root", FILE_NOT_AVAILABLE);
     }
     relative = relativePath(root, target);
   } else {

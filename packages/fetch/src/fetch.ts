@@ -1,6 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { mkdir } from "node:fs/promises";
 import { extname, join, resolve } from "node:path";
+import type { Readable } from "node:stream";
+import { isBlobNotFoundError, uploadBlobKey, type BlobStore } from "@voiceloc/blobs";
 import { silentLogger, type Logger } from "@voiceloc/log";
 import { parseAllowedHosts } from "./address.ts";
 import { classifyReference } from "./classify.ts";
@@ -9,10 +11,21 @@ import { systemResolver, type Resolver } from "./guard.ts";
 import { fetchHttp } from "./http.ts";
 import { fetchObject, notConfigured, type ObjectStoreOptions } from "./object.ts";
 import { copyFromMediaRoot } from "./path.ts";
+import { FILE_NOT_AVAILABLE, accountMediaFolder, type MediaRootScope } from "./media.ts";
+import { writeCapped } from "./sink.ts";
 
 export interface FetchOptions {
   /** Directory that path references resolve against and must stay under. */
   mediaRoot: string;
+  /**
+   * `account` (MEDIA_ROOT_SCOPE): paths resolve under `mediaRoot/<owner's folder>/` (see
+   * `accountMediaFolder`) and may not leave it; `shared` (default): under `mediaRoot` itself.
+   */
+  mediaRootScope?: MediaRootScope;
+  /** The account the task belongs to: the folder of `account` scope, and whose uploads `upload:<id>` may name. */
+  owner?: string;
+  /** Where uploads live (`upload:<id>` is read from `uploadBlobKey(owner, id)`); without it uploads are not available. */
+  blobs?: Pick<BlobStore, "createReadStream">;
   /**
    * Named hosts exempt from the private-address refusal: `minio:9000` (that
    * port only) or `minio` (any port); IP literals too (`10.0.0.5:9000`,
@@ -53,7 +66,7 @@ export interface FetchResult {
   path: string;
   size: number;
   contentType?: string;
-  sourceKind: "path" | "http" | "object";
+  sourceKind: "path" | "http" | "object" | "upload";
 }
 
 const SAFE_EXTENSION = /^\.[A-Za-z0-9]{1,10}$/;
@@ -111,7 +124,10 @@ export async function fetchToFile(ref: string, destDir: string, options: FetchOp
   const logger = (options.logger ?? silentLogger()).child({ component: "fetch" });
   const started = Date.now();
 
-  const classified = classifyReference(ref, { mediaRoot: options.mediaRoot });
+  // With account scope and no owner nothing under the media root is readable (absolute paths refused too).
+  const mediaRoot =
+    options.mediaRootScope === "account" ? (options.owner ? join(options.mediaRoot, accountMediaFolder(options.owner)) : undefined) : options.mediaRoot;
+  const classified = classifyReference(ref, mediaRoot === undefined ? {} : { mediaRoot });
 
   const controller = new AbortController();
   let timedOut = false;
@@ -133,8 +149,9 @@ export async function fetchToFile(ref: string, destDir: string, options: FetchOp
     const baseName = (ext: string): string => resolve(join(destDir, `input-${randomUUID()}${ext}`));
     switch (classified.kind) {
       case "path": {
+        if (mediaRoot === undefined) throw new FetchRefusedError("not_found", FILE_NOT_AVAILABLE);
         const dest = baseName(extensionOf(classified.relative));
-        const size = await copyFromMediaRoot(options.mediaRoot, classified.relative, dest, maxBytes, signal);
+        const size = await copyFromMediaRoot(mediaRoot, classified.relative, dest, maxBytes, signal);
         logger.info({ sourceKind: "path", size, ms: Date.now() - started }, "fetch: input copied");
         return { path: dest, size, sourceKind: "path" };
       }
@@ -153,6 +170,12 @@ export async function fetchToFile(ref: string, destDir: string, options: FetchOp
         logger.info({ sourceKind: "http", host: url.host, size: fetched.size, ms: Date.now() - started }, "fetch: input downloaded");
         return { path: dest, size: fetched.size, ...(fetched.contentType !== undefined ? { contentType: fetched.contentType } : {}), sourceKind: "http" };
       }
+      case "upload": {
+        const dest = baseName("");
+        const size = await copyUpload(options, classified.id, dest, maxBytes, signal);
+        logger.info({ sourceKind: "upload", size, ms: Date.now() - started }, "fetch: upload copied");
+        return { path: dest, size, sourceKind: "upload" };
+      }
       default: {
         const store = classified.scheme === "s3" ? options.s3 : options.gs;
         if (store === undefined) throw notConfigured(classified.scheme);
@@ -170,6 +193,19 @@ export async function fetchToFile(ref: string, destDir: string, options: FetchOp
     clearTimeout(timer);
     options.signal?.removeEventListener("abort", onCancel);
   }
+}
+
+/** Copies the owner's upload to `dest`; a missing blob, owner or store is {@link FILE_NOT_AVAILABLE}. */
+async function copyUpload(options: FetchOptions, id: string, dest: string, maxBytes: number, signal: AbortSignal): Promise<number> {
+  if (!options.blobs || !options.owner) throw new FetchRefusedError("not_found", FILE_NOT_AVAILABLE);
+  let source: Readable;
+  try {
+    source = await options.blobs.createReadStream(uploadBlobKey(options.owner, id));
+  } catch (cause) {
+    if (isBlobNotFoundError(cause)) throw new FetchRefusedError("not_found", FILE_NOT_AVAILABLE, { cause });
+    throw new FetchRefusedError("io_error", "The upload could not be read.", { cause });
+  }
+  return writeCapped(source, dest, maxBytes, signal);
 }
 
 function decodeURIComponentSafe(text: string): string {

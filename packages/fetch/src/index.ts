@@ -15,3 +15,11 @@ export {
 export { checkHost, pinnedLookup, systemResolver, type Resolver, type ResolvedAddress, type GuardOptions } from "./guard.ts";
 export { GCS_INTEROP_ENDPOINT, type ObjectStoreOptions } from "./object.ts";
 export { fetchToFile, FETCH_DEFAULTS, type FetchOptions, type FetchResult } from "./fetch.ts";
+export {
+  FILE_NOT_AVAILABLE,
+  MEDIA_ROOT_SCOPES,
+  UPLOAD_ID,
+  accountMediaFolder,
+  mediaRootFor,
+  type MediaRootScope,
+} from "./media.ts";

@@ -2,6 +2,7 @@ import { constants } from "node:fs";
 import { open, readlink, realpath, stat, type FileHandle } from "node:fs/promises";
 import { resolve, sep } from "node:path";
 import { FetchRefusedError } from "./errors.ts";
+import { FILE_NOT_AVAILABLE } from "./media.ts";
 import { tooLarge, writeCapped } from "./sink.ts";
 
 function isUnder(path: string, root: string): boolean {
@@ -13,7 +14,12 @@ function errnoCode(error: unknown): string | undefined {
   return typeof error === "object" && error !== null && "code" in error && typeof error.code === "string" ? error.code : undefined;
 }
 
-const OUTSIDE = "The path leads outside the media root (through a symbolic link); give a path under the media root.";
+/**
+ * Every refusal of a path says {@link FILE_NOT_AVAILABLE}: missing, not a regular file, outside the root
+ * (lexically or through a link) and unreadable read the same, so a caller cannot probe what exists
+ * beyond what it may read. The codes still tell them apart for logs and the failure policy.
+ */
+const OUTSIDE = FILE_NOT_AVAILABLE;
 
 /** The real path of an open descriptor, where the system tells it (Linux /proc). */
 async function openedPath(handle: FileHandle): Promise<string | undefined> {
@@ -36,19 +42,19 @@ export async function openUnderRoot(mediaRoot: string, relative: string): Promis
   try {
     root = await realpath(mediaRoot);
   } catch (cause) {
-    throw new FetchRefusedError("not_found", "The media root is not available on this server.", { cause });
+    throw new FetchRefusedError("not_found", FILE_NOT_AVAILABLE, { cause });
   }
   const candidate = resolve(root, relative);
-  if (!isUnder(candidate, root)) throw new FetchRefusedError("path_outside_media_root", "The path is outside the media root.");
+  if (!isUnder(candidate, root)) throw new FetchRefusedError("path_outside_media_root", OUTSIDE);
   let real: string;
   try {
     real = await realpath(candidate);
   } catch (cause) {
     const code = errnoCode(cause);
-    if (code === "ENOENT" || code === "ENOTDIR") {
-      throw new FetchRefusedError("not_found", `The file "${relative}" was not found under the media root.`, { cause });
+    if (code === "ENOENT" || code === "ENOTDIR" || code === "EACCES" || code === "EPERM" || code === "ENAMETOOLONG") {
+      throw new FetchRefusedError("not_found", FILE_NOT_AVAILABLE, { cause });
     }
-    if (code === "ELOOP") throw new FetchRefusedError("not_a_file", `"${relative}" is a symbolic link loop, not a file.`, { cause });
+    if (code === "ELOOP") throw new FetchRefusedError("not_a_file", FILE_NOT_AVAILABLE, { cause });
     throw new FetchRefusedError("io_error", `The file "${relative}" could not be read.`, { cause });
   }
   if (!isUnder(real, root)) throw new FetchRefusedError("path_outside_media_root", OUTSIDE);
@@ -59,13 +65,13 @@ export async function openUnderRoot(mediaRoot: string, relative: string): Promis
     handle = await open(real, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch (cause) {
     const code = errnoCode(cause);
-    if (code === "ENOENT") throw new FetchRefusedError("not_found", `The file "${relative}" was not found under the media root.`, { cause });
+    if (code === "ENOENT" || code === "EACCES" || code === "EPERM") throw new FetchRefusedError("not_found", FILE_NOT_AVAILABLE, { cause });
     if (code === "ELOOP") throw new FetchRefusedError("path_outside_media_root", OUTSIDE, { cause });
     throw new FetchRefusedError("io_error", `The file "${relative}" could not be read.`, { cause });
   }
   try {
     const info = await handle.stat();
-    if (!info.isFile()) throw new FetchRefusedError("not_a_file", `"${relative}" is not a regular file.`);
+    if (!info.isFile()) throw new FetchRefusedError("not_a_file", FILE_NOT_AVAILABLE);
     const opened = await openedPath(handle);
     if (opened !== undefined) {
       if (!isUnder(opened, root)) throw new FetchRefusedError("path_outside_media_root", OUTSIDE);

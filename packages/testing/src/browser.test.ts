@@ -4,9 +4,8 @@
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { launchBrowser, offlinePage } from "./browser.ts";
+import { launchBrowser, offlinePage, type Browser } from "./browser.ts";
 
 const PAGE = `<!doctype html><html><head><title>t</title>
 <link rel="icon" href="data:,">

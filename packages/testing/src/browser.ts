@@ -8,6 +8,9 @@
 import { existsSync } from "node:fs";
 import type { Browser, Page } from "playwright-core";
 
+/** playwright-core's types, so a test needs no dependency of its own on it. */
+export type { Browser, Page };
+
 /** Where Debian's package puts the browser. */
 export const CHROMIUM_PATH = "/usr/bin/chromium";
 

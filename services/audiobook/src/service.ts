@@ -5,7 +5,7 @@ import type { Bus, StopOptions } from "@voiceloc/bus";
 import { BUS_CATALOG, isSandboxOwner, type AudioBookWork } from "@voiceloc/contracts";
 import type { MtRegistry, ResolvedVoice, TtsRegistry } from "@voiceloc/engines";
 import { DEFAULT_MAX_BOOK_CHARACTERS } from "@voiceloc/config";
-import { fetchToFile, type ObjectStoreOptions } from "@voiceloc/fetch";
+import { fetchToFile, type MediaRootScope, type ObjectStoreOptions } from "@voiceloc/fetch";
 import type { Logger } from "@voiceloc/log";
 import { mp3SampleRateFor, type MediaToolkit } from "@voiceloc/media";
 import {
@@ -28,6 +28,8 @@ import { BookTextError, chunkText, decodeText, hasWords, normaliseText, speakabl
 /** Where the book's text may come from: fetchToFile's settings (MEDIA_ROOT paths, http(s), s3://, gs://). */
 export interface AudioBookFetchOptions {
   mediaRoot: string;
+  /** `account`: paths resolve under the task account's folder of the media root (MEDIA_ROOT_SCOPE). */
+  mediaRootScope?: MediaRootScope;
   allowPrivateHosts?: readonly string[];
   /** Largest text file accepted, in bytes. Default 32 MiB (far more than any book). */
   maxBytes?: number;
@@ -219,6 +221,9 @@ export function createAudioBookService(options: AudioBookServiceOptions): AudioB
     try {
       const fetched = await fetchToFile(task.file, join(ctx.workDir, "input"), {
         mediaRoot: options.fetch.mediaRoot,
+        ...(options.fetch.mediaRootScope === undefined ? {} : { mediaRootScope: options.fetch.mediaRootScope }),
+        owner: task.account_id,
+        blobs: options.blobs,
         maxBytes: options.fetch.maxBytes ?? DEFAULT_TEXT_MAX_BYTES,
         ...(options.fetch.allowPrivateHosts === undefined ? {} : { allowPrivateHosts: options.fetch.allowPrivateHosts }),
         ...(options.fetch.timeoutMs === undefined ? {} : { timeoutMs: options.fetch.timeoutMs }),

@@ -1,6 +1,5 @@
 import { randomUUID } from "node:crypto";
 import { OpenAPIHono } from "@hono/zod-openapi";
-import { swaggerUI } from "@hono/swagger-ui";
 import { HTTPException } from "hono/http-exception";
 import type { Context } from "hono";
 import { toValidationDetail } from "@voiceloc/contracts";
@@ -21,13 +20,16 @@ import { registerSubtitles } from "./routes/subtitles.ts";
 import { registerSpeech, type Synthesizer } from "./routes/speech.ts";
 import { registerVoices } from "./routes/voices.ts";
 import { registerFiles } from "./routes/files.ts";
+import { isUploadBodyPath, registerUploads, type UploadDeps } from "./routes/uploads.ts";
 import type { VoiceCatalog } from "./mesh/synthesizer.ts";
 import type { CapabilitySource } from "./mesh/capabilities.ts";
 import { registerCapabilities } from "./routes/capabilities.ts";
 import { registerEvents } from "./routes/events.ts";
 import type { RecordEvents } from "./http/sse.ts";
 import type { BlobStore, SigningSecrets } from "@voiceloc/blobs";
+import { DEFAULT_API_CONTACT_NAME, DEFAULT_API_LICENSE, type ApiInfo } from "@voiceloc/config";
 import { API_DESCRIPTION } from "./openapi-description.ts";
+import { registerDocs } from "./http/docs.ts";
 import { meterRequest, type RateLimiter } from "./http/rate-limit.ts";
 import { httpMetrics, metricsHandler } from "@voiceloc/telemetry";
 import { registerDashboard, type DashboardDeps } from "./dashboard/routes.ts";
@@ -67,6 +69,8 @@ export interface GatewayDeps {
   /** Per-credential request rate on /v1 (shared through the store); none when off. */
   rateLimiter?: RateLimiter | undefined;
   publicBaseUrl: string;
+  /** `info.contact` and `info.license` of /openapi.json (API_CONTACT_*, API_LICENSE_*); the config's defaults when absent. */
+  apiInfo?: ApiInfo | undefined;
   /** When set, GET /metrics needs `Authorization: Bearer <token>` (METRICS_TOKEN). */
   metricsToken?: string | undefined;
   /** `false`: no HTTP metrics middleware and no /metrics (the overhead benchmark's baseline). */
@@ -74,7 +78,10 @@ export interface GatewayDeps {
   /** Webhook endpoints (`/v1/webhooks`): their store, the secret sealer and the URL policy. */
   webhooks?: WebhookRouteDeps | undefined;
   maxBodyBytes: number;
-  fileReferenceCheck: (ref: string) => string | null;
+  /** A non-upload file reference's problem for this owner in plain words (shape, host, outside its media root), or null. */
+  fileReferenceCheck: (ref: string, ownerId: string) => string | null;
+  /** POST/GET/DELETE /v1/uploads and `upload:<id>` references; without it every `upload:` reference is a 422. */
+  uploads?: UploadDeps | undefined;
   now?: () => Date;
   newId?: () => string;
 }
@@ -161,8 +168,13 @@ export function createApp(deps: GatewayDeps): GatewayApp {
       });
     }
   }
-  // Bodies are read (bounded, JSON parsed once) only by the methods that carry one.
-  app.on([...METHODS_WITH_BODY], "/v1/*", limitBody(deps.maxBodyBytes), parseJson());
+  // Bodies are read (bounded, JSON parsed once) only by the methods that carry one. Not the upload's:
+  // POST /v1/uploads streams its own body to the blob store under UPLOAD_MAX_BYTES, any content type.
+  const bodyLimit = limitBody(deps.maxBodyBytes);
+  const jsonBody = parseJson();
+  app.on([...METHODS_WITH_BODY], "/v1/*", (c, next) => (isUploadBodyPath(c.req.path) ? next() : bodyLimit(c, next)), (c, next) =>
+    isUploadBodyPath(c.req.path) ? next() : jsonBody(c, next),
+  );
 
   app.openAPIRegistry.registerComponent("securitySchemes", "APIKeyHeader", {
     type: "apiKey",
@@ -188,6 +200,7 @@ export function createApp(deps: GatewayDeps): GatewayApp {
   registerVoices(app, deps);
   registerCapabilities(app, deps);
   registerEvents(app, deps);
+  if (deps.uploads) registerUploads(app, deps, deps.uploads);
   if (deps.files) registerFiles(app, deps.files.blobs, deps.files.secret);
   if (deps.webhooks) registerWebhooks(app, deps, deps.webhooks);
 
@@ -218,18 +231,25 @@ export function createApp(deps: GatewayDeps): GatewayApp {
 
   app.doc31("/openapi.json", {
     openapi: "3.1.0",
-    info: { title: "Voice Localization Service", version: "0.1.0", description: API_DESCRIPTION },
-    servers: [{ url: deps.publicBaseUrl }],
+    info: {
+      title: "Voice Localization Service",
+      version: "0.1.0",
+      description: API_DESCRIPTION,
+      contact: deps.apiInfo?.contact ?? { name: DEFAULT_API_CONTACT_NAME },
+      license: deps.apiInfo?.license ?? { ...DEFAULT_API_LICENSE },
+    },
+    servers: [{ url: deps.publicBaseUrl, description: "This deployment (its PUBLIC_BASE_URL)." }],
     tags: [
       { name: "Audio books", description: "Text files turned into audio books in another language." },
       { name: "Voice streams", description: "Speech turned into translated speech." },
       { name: "Video", description: "Transcribed, translated subtitles for videos." },
-      { name: "Speech", description: "Speech synthesis on demand." },
+      { name: "Speech", description: "Speech synthesis on demand, the voices it offers and what the engines can do." },
       { name: "Events", description: "Live progress of audio books, voice streams and subtitle jobs over Server-Sent Events." },
       ...(deps.webhooks ? [WEBHOOKS_TAG] : []),
+      { name: "Uploads", description: "Files stored for this account's own tasks (`upload:<id>`), deleted when they expire." },
     ],
   });
-  app.get("/docs", swaggerUI({ url: "/openapi.json", title: "Voice Localization Service API" }));
+  registerDocs(app, { title: "Voice Localization Service API", openapiUrl: "/openapi.json" });
 
   const allowed = allowedMethodsIndex(app);
   app.notFound((c) => {

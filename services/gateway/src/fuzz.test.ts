@@ -15,7 +15,7 @@ import { tempDir } from "@voiceloc/testing";
 import { ALICE_KEY, BASE, BOB_KEY, JWT_SECRET, startTestGateway, type TestGateway } from "./testing/harness.ts";
 
 const SEED = 20261123;
-const RUNS = 3000;
+const RUNS = 6000;
 const SIGNING_SECRET = "fuzz-signing-secret-that-is-long-enough-0123";
 
 type Schema = Record<string, any>;
@@ -177,6 +177,7 @@ interface Pools {
   ids: string[];
   /** Webhook endpoints (their own pool: DELETE removes some as the run goes). */
   webhookIds: string[];
+  uploadIds: string[];
   voices: string[];
   files: string[];
   bearer: string[];
@@ -313,7 +314,7 @@ function queryFor(op: Operation, doc: Schema, pools: Pools): fc.Arbitrary<string
 
 function requestFor(index: number, op: Operation, doc: Schema, pools: Pools): fc.Arbitrary<FuzzRequest> {
   const pathArb = fc
-    .tuple(...op.parameters.filter((p) => p.in === "path").map(() => pathParam(op.path.startsWith("/v1/webhooks") ? pools.webhookIds : pools.ids)))
+    .tuple(...op.parameters.filter((p) => p.in === "path").map(() => pathParam(op.path.startsWith("/v1/webhooks") ? pools.webhookIds : op.path.startsWith("/v1/uploads") ? pools.uploadIds : pools.ids)))
     .map((values) => {
       let i = 0;
       return op.path.replace(/\{[^}]+\}/g, () => values[i++] ?? "x");
@@ -382,9 +383,16 @@ beforeAll(async () => {
     expect(res.status).toBeLessThan(300);
     ids.push(((await res.json()) as { id: string }).id);
   }
+  // uploads of alice's, so their GET and DELETE are reached with existing ids too (several: DELETE removes them)
+  const uploadIds: string[] = [];
+  for (let i = 0; i < 4; i++) {
+    const upload = await t.gateway.app.request(`${BASE}/v1/uploads?filename=fuzz.txt`, { method: "POST", headers: { "API-KEY": ALICE_KEY, "Content-Type": "text/plain" }, body: "fuzz words" });
+    expect(upload.status).toBe(201);
+    uploadIds.push(((await upload.json()) as { id: string }).id);
+  }
   // webhook endpoints: several, as DELETE removes them as the run goes
   const webhookIds: string[] = [];
-  for (let i = 0; i < 8; i++) {
+  for (let i = 0; i < 40; i++) {
     const res = await t.request("POST", "/v1/webhooks", { body: { url: `https://8.8.8.8/hook/${i}`, events: ["audio_book.completed"] } });
     expect(res.status).toBe(201);
     webhookIds.push(((await res.json()) as { id: string }).id);
@@ -394,6 +402,7 @@ beforeAll(async () => {
   pools = {
     ids,
     webhookIds,
+    uploadIds,
     voices: CAPABILITIES.voices.map((v) => v.name),
     files: ["https://example.com/a.wav", "books/a.txt", "http://8.8.8.8/a.wav", "http://10.0.0.1/a.wav", "s3://bucket/key", "../x", "ftp://x/y", "http://[::1]/"],
     bearer: [await sign("alice"), await sign("carol@example.com"), await sign(".."), await sign("a/b"), await sign("x".repeat(128))],
@@ -416,8 +425,9 @@ function operations(): Operation[] {
   const signed = new URL(signBlobUrl({ key: "results/fuzz.mp3", baseUrl: BASE, secret: SIGNING_SECRET }));
   ops.push({ method: "GET", path: `/v1/files/{key}`, parameters: [{ name: "key", in: "path", schema: { type: "string" } }] });
   ops.push({ method: "GET", path: signed.pathname, parameters: [], query: signed.search.slice(1) });
-  for (const path of ["/healthz", "/readyz", "/openapi.json", "/docs", "/v1/audio_books", "/v1/nowhere/{x}"]) {
-    ops.push({ method: "GET", path, parameters: path.includes("{x}") ? [{ name: "x", in: "path", schema: { type: "string" } }] : [] });
+  for (const path of ["/healthz", "/readyz", "/openapi.json", "/docs", "/docs/assets/{x}/{y}", "/v1/audio_books", "/v1/nowhere/{x}"]) {
+    const names = [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
+    ops.push({ method: "GET", path, parameters: names.map((name) => ({ name, in: "path", schema: { type: "string" } })) });
   }
   return ops;
 }
@@ -434,7 +444,9 @@ describe("schema-driven fuzzing of every operation", () => {
     const tally = new Map<string, { total: number; ok: number; clientError: number }>();
     const statuses = new Map<number, number>();
     let tried = 0;
-    const arbitrary = fc.oneof(...ops.map((op, i) => requestFor(i, op, doc, pools)));
+    // Operations drawn uniformly (fc.oneof favours the first arbitraries): each one gets its share of the budget.
+    const perOperation = ops.map((op, i) => requestFor(i, op, doc, pools));
+    const arbitrary = fc.nat({ max: ops.length - 1 }).chain((i) => perOperation[i]!);
 
     await fc.assert(
       fc.asyncProperty(arbitrary, async (r) => {

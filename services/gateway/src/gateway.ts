@@ -6,9 +6,9 @@ import { serve } from "@hono/node-server";
 import type { Config } from "@voiceloc/config";
 import type { Logger } from "@voiceloc/log";
 import { openEmbeddedStore, openMongoStore, type Store } from "@voiceloc/store";
-import type { BlobStore } from "@voiceloc/blobs";
+import { blobRootFor, createFsBlobStore, type BlobStore } from "@voiceloc/blobs";
 import type { Bus } from "@voiceloc/bus";
-import { checkReference } from "@voiceloc/fetch";
+import { checkReference, mediaRootFor, type MediaRootScope } from "@voiceloc/fetch";
 import { createApp, type GatewayDeps } from "./app.ts";
 import { ApiKeyRepository } from "./auth/api-keys.ts";
 import { Authenticator } from "./auth/authenticator.ts";
@@ -31,6 +31,8 @@ import { presentAudioBook, presentSubtitle, presentVoiceStream, type TaskKind } 
 import { WebhookRepository } from "./webhooks/repository.ts";
 import { SecretBox } from "./webhooks/secrets.ts";
 import { WebhookDelivery } from "./webhooks/delivery.ts";
+import { UploadRepository } from "./uploads/repository.ts";
+import { startUploadSweep } from "./uploads/sweep.ts";
 
 /** Where the gateway keeps its embedded store: its own directory, never shared with another process. */
 export function gatewayDataDir(config: Config): string {
@@ -64,12 +66,18 @@ export async function resolveSigningSecret(config: Config): Promise<string> {
 /**
  * A file reference's problem in plain words, or null when it is acceptable: its shape, an IP
  * literal or name that is not public (unless in FETCH_ALLOW_PRIVATE_HOSTS), s3:// / gs:// without
- * a configured store.
+ * a configured store, an absolute path outside the owner's media root (its folder with
+ * `MEDIA_ROOT_SCOPE=account`: "file not available", the worker's reason for a missing file too).
  */
-export function fileReferenceProblem(ref: string, mediaRoot: string, fetch?: Config["fetch"]): string | null {
+export function fileReferenceProblem(
+  ref: string,
+  mediaRoot: string,
+  fetch?: Config["fetch"],
+  scope: { mediaRootScope: MediaRootScope; owner: string } = { mediaRootScope: "shared", owner: "" },
+): string | null {
   try {
     checkReference(ref, {
-      mediaRoot,
+      mediaRoot: mediaRootFor(mediaRoot, scope.mediaRootScope, scope.owner),
       allowPrivateHosts: fetch?.allowPrivateHosts ?? [],
       s3: fetch?.s3 !== undefined,
       gs: fetch?.gs !== undefined,
@@ -98,6 +106,8 @@ export interface GatewayOptions {
   sweepGraceMs?: number;
   /** How long one kind's capability table is trusted before the workers are asked again (default 30 s). */
   capabilityTtlMs?: number;
+  /** How often expired uploads are deleted (default UPLOAD_SWEEP_INTERVAL_MS). */
+  uploadSweepIntervalMs?: number;
   /** Called after each progress event is projected into its record (tests sample every update). */
   onProjected?: TaskMeshOptions["onProjected"];
 }
@@ -177,6 +187,9 @@ export async function createGateway(options: GatewayOptions): Promise<GatewaySer
         })
       : undefined;
   if (mesh && delivery) mesh.onChange(delivery.onChange);
+  // Uploads live in the blob store the workers read (the one given; a gateway alone keeps them in DATA_DIR).
+  const uploadBlobs = options.blobs ?? createFsBlobStore({ root: blobRootFor(config.dataDir) });
+  const uploadRepo = await UploadRepository.open(store);
   const synthesis = options.bus ? busSynthesis(options.bus, { maxCharacters: config.synthesisMaxCharacters }) : undefined;
   const deps: GatewayDeps = {
     logger,
@@ -214,15 +227,18 @@ export async function createGateway(options: GatewayOptions): Promise<GatewaySer
       forgetKeys: () => authenticator.forgetKeys(),
     },
     publicBaseUrl: config.publicBaseUrl,
+    apiInfo: config.apiInfo,
     metricsToken: config.telemetry.metricsToken,
     webhooks,
     maxBodyBytes: config.maxBodyBytes,
-    fileReferenceCheck: (ref) => fileReferenceProblem(ref, config.mediaRoot, config.fetch),
+    fileReferenceCheck: (ref, owner) => fileReferenceProblem(ref, config.mediaRoot, config.fetch, { mediaRootScope: config.mediaRootScope, owner }),
+    uploads: { repo: uploadRepo, blobs: uploadBlobs, maxBytes: config.uploads.maxBytes, ttlSeconds: config.uploads.ttlSeconds },
   };
   const app = createApp(deps);
   let server: Server | undefined;
   let stopPurging: (() => Promise<void>) | undefined;
   let stopping: Promise<void> | undefined;
+  let stopUploadSweep: (() => Promise<void>) | undefined;
 
   return {
     name: "gateway",
@@ -233,6 +249,7 @@ export async function createGateway(options: GatewayOptions): Promise<GatewaySer
       await delivery?.start();
       await mesh?.start();
       stopPurging ??= deps.idempotency.startPurging(options.idempotencyPurgeIntervalMs ?? IDEMPOTENCY_PURGE_INTERVAL_MS, logger);
+      stopUploadSweep ??= startUploadSweep(uploadRepo, uploadBlobs, options.uploadSweepIntervalMs ?? config.uploads.sweepIntervalMs, logger);
       return new Promise<number>((resolve, reject) => {
         const s = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, (info) => {
           logger.info({ port: info.port, store: store.kind }, "gateway listening");
@@ -260,6 +277,9 @@ export async function createGateway(options: GatewayOptions): Promise<GatewaySer
         }
         await stopPurging?.();
         stopPurging = undefined;
+        await stopUploadSweep?.();
+        stopUploadSweep = undefined;
+        if (!options.blobs) await uploadBlobs.close();
         await mesh?.stop();
         await delivery?.stop();
         await store.close();

@@ -1,7 +1,8 @@
 /** The decisions on what the contract leaves open, stated in the OpenAPI document (and the README). */
 export const API_DESCRIPTION = `
 HTTP/JSON API for AI voice and language processing: audio books from text files, voice streams
-(speech to translated speech), video subtitles and speech synthesis. All bodies are JSON.
+(speech to translated speech), video subtitles and speech synthesis. All bodies are JSON, except
+the file sent to \`POST /v1/uploads\`.
 
 ## Authentication
 Every \`/v1\` operation needs a credential: an API key in the \`API-KEY\` header, or
@@ -55,7 +56,7 @@ in any \`w\` seconds are always served) and \`RateLimit: "per-key";r=<available>
   20 items per array or object, 100 values in all; a cut container reads \`"…"\`.
 - **401** missing or wrong credentials; **404** unknown id or another account's; **405** a known path
   with another method (with \`Allow\`); **409** idempotency conflict; **413** a body over 1 MiB
-  (configurable, \`MAX_BODY_BYTES\`); **415** a body that is not \`application/json\`; **503** a
+  (configurable, \`MAX_BODY_BYTES\`); **415** a body that is not \`application/json\` (an upload that is not text, audio or video); **503** a
   capability that is not running (e.g. speech synthesis without a synthesis service).
   Every non-422 error body is \`{"detail": "<plain words>"}\`.
 
@@ -69,7 +70,23 @@ literals that are not public, in any spelling (loopback, private, link-local, me
 169.254.169.254, unique-local, IPv4-mapped IPv6, decimal or octal IPv4), \`localhost\`,
 cloud-metadata host names, and \`s3://\` / \`gs://\` while no such store is configured, unless the
 operator allow-listed the host. Host names that resolve to private addresses fail the task when
-it fetches them.
+it fetches them. \`upload:<id>\` names one of the caller's uploads (below). With the server's
+\`MEDIA_ROOT_SCOPE=account\`, paths resolve under the caller's own folder of the media root. A path
+that is missing, not a regular file, outside the (caller's) media root or unreadable gives one
+reason, "file not available", as the **422** at creation (what the text alone tells) and as the
+\`task_error\`, so nobody learns whether another account's file exists.
+
+## Uploads
+\`POST /v1/uploads\` stores a file for the caller's own tasks: the raw body (any \`Content-Type\`,
+optional \`?filename=\`) or \`multipart/form-data\` with exactly one file part named \`file\`. It is
+streamed, never held whole, up to \`UPLOAD_MAX_BYTES\` (1 GiB by default; **413** above it and
+nothing is kept); the JSON body limit does not apply to it. The type is sniffed from the bytes:
+UTF-8 text without NUL (\`text/plain\`), audio or video; anything else is a **415**; an empty body a
+**422**. **201** with \`Location\` and \`{id, file: "upload:<id>", filename, bytes, content_type,
+expires_at, date_created}\`. Pass \`file\` in a \`file\` or \`voice_clone_sample\` field: audio books take
+text (\`voice_clone_sample\` audio), voice streams audio or video, subtitle jobs video; another kind,
+or an id that is unknown, another account's or expired, is a **422** (one message for the last
+three). Uploads expire after \`UPLOAD_TTL_SECONDS\` (24 h by default) and are then deleted.
 
 ## Speech synthesis
 \`POST /v1/speech/synthesize\` answers **200** with \`{audio_url, duration_seconds}\`. \`language\` is a
@@ -106,4 +123,10 @@ default) is delivered; anything else is retried with exponential back-off and ji
 (12 attempts by default), each attempt logged in \`GET /v1/webhooks/{webhook_id}/deliveries\`; after the
 last one the endpoint is disabled with \`disabled_reason\`. URLs must be \`https://\` and public (checked
 at registration and at every delivery), except hosts the operator allow-listed.
+
+## This document
+Served at \`/openapi.json\` (OpenAPI 3.1) and rendered at \`/docs\` by a Swagger UI the server
+itself hosts: the page loads nothing from elsewhere and works without internet access. Every
+operation has a unique snake_case \`operationId\`, and the document passes Redocly's and
+Spectral's OpenAPI rule sets. \`info.contact\` and \`info.license\` are this deployment's.
 `.trim();

@@ -52,6 +52,10 @@ describe("/openapi.json", () => {
         "PATCH /v1/webhooks/{webhook_id}",
         "DELETE /v1/webhooks/{webhook_id}",
         "GET /v1/webhooks/{webhook_id}/deliveries",
+        "POST /v1/uploads",
+        "GET /v1/uploads",
+        "GET /v1/uploads/{upload_id}",
+        "DELETE /v1/uploads/{upload_id}",
       ].sort(),
     );
     expect(doc.components.schemas.Language.enum).toHaveLength(16);
@@ -60,6 +64,11 @@ describe("/openapi.json", () => {
     expect(doc.paths["/v1/audio_books/"].post.responses["422"]).toBeDefined();
     expect(doc.paths["/v1/videos/subtitle"].post.responses["202"]).toBeDefined();
     expect(doc.components.securitySchemes.APIKeyHeader).toMatchObject({ type: "apiKey", in: "header", name: "API-KEY" });
+    // the upload takes its body raw or as multipart (streamed, never the JSON body parser)
+    expect(Object.keys(doc.paths["/v1/uploads"].post.requestBody.content).sort()).toEqual(
+      ["application/octet-stream", "audio/*", "multipart/form-data", "text/plain", "video/*"],
+    );
+    for (const status of ["201", "401", "413", "415", "422"]) expect(doc.paths["/v1/uploads"].post.responses[status], status).toBeDefined();
     const create = doc.components.schemas.CreateAudioBook;
     expect(create.required.sort()).toEqual(["file", "name", "source_language", "target_language"]);
   });

@@ -123,6 +123,7 @@ export async function startRuntime(config: Config, rootLogger: Logger): Promise<
 
     const fetchSettings = {
       mediaRoot: config.mediaRoot,
+      mediaRootScope: config.mediaRootScope,
       allowPrivateHosts: config.fetch.allowPrivateHosts,
       maxBytes: config.fetch.maxBytes,
       ...(config.fetch.s3 ? { s3: config.fetch.s3 } : {}),

@@ -46,7 +46,7 @@ import { SUBTITLE_CONTENT_TYPES, writeSrt, writeSubtitles } from "./formats.ts";
 import { ISO_639_2, SUBTITLE_FONTS } from "./languages.ts";
 
 /** Where inputs may come from (passed to fetchToFile). */
-export type SubtitleFetchSettings = Pick<FetchOptions, "mediaRoot" | "allowPrivateHosts" | "maxBytes" | "timeoutMs" | "s3" | "gs" | "ca">;
+export type SubtitleFetchSettings = Pick<FetchOptions, "mediaRoot" | "mediaRootScope" | "allowPrivateHosts" | "maxBytes" | "timeoutMs" | "s3" | "gs" | "ca">;
 
 /** Default longest video subtitled (SUBTITLE_MAX_SECONDS): one hour. */
 export const DEFAULT_SUBTITLE_MAX_SECONDS = 3600;
@@ -174,7 +174,7 @@ export function createSubtitleHandler(deps: SubtitlePipelineDeps): TaskHandler<S
     ctx.logger.info({ stage: "fetch" }, "subtitle stage");
     let path: string;
     try {
-      path = (await fetchToFile(task.file, join(ctx.workDir, "input"), { ...deps.fetch, signal: ctx.signal, logger: ctx.logger })).path;
+      path = (await fetchToFile(task.file, join(ctx.workDir, "input"), { ...deps.fetch, owner: task.account_id, blobs, signal: ctx.signal, logger: ctx.logger })).path;
     } catch (error) {
       throw videoFailure(error);
     }

@@ -30,7 +30,7 @@ import { z } from "zod";
 import { fitClip, mergeSegments, type MergeOptions, type TimingOptions } from "./timing.ts";
 
 /** Where inputs may come from (passed to fetchToFile). */
-export type VoiceStreamFetchSettings = Pick<FetchOptions, "mediaRoot" | "allowPrivateHosts" | "maxBytes" | "timeoutMs" | "s3" | "gs" | "ca">;
+export type VoiceStreamFetchSettings = Pick<FetchOptions, "mediaRoot" | "mediaRootScope" | "allowPrivateHosts" | "maxBytes" | "timeoutMs" | "s3" | "gs" | "ca">;
 
 
 export interface VoiceStreamPipelineDeps {
@@ -154,7 +154,7 @@ export function createVoiceStreamHandler(deps: VoiceStreamPipelineDeps): TaskHan
 
   async function fetchInput(task: VoiceStreamWork, ctx: TaskContext): Promise<string> {
     try {
-      const fetched = await fetchToFile(task.file, join(ctx.workDir, "input"), { ...deps.fetch, signal: ctx.signal, logger: ctx.logger });
+      const fetched = await fetchToFile(task.file, join(ctx.workDir, "input"), { ...deps.fetch, owner: task.account_id, blobs, signal: ctx.signal, logger: ctx.logger });
       return fetched.path;
     } catch (error) {
       throw taskFailure(error, { scope: "input" });

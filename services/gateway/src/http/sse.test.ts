@@ -15,12 +15,12 @@ afterEach(async () => {
 async function setup(env: Record<string, string> = {}, dataDir?: string, shared?: ReturnType<typeof createInProcessBus>) {
   const bus = shared ?? createInProcessBus({ logger: silentLogger() });
   const t = await startTestGateway({ PORT: "0", HOST: "127.0.0.1", ...env }, { bus }, dataDir);
-  await t.gateway.start();
+  const port = await t.gateway.start();
   cleanups.push(async () => {
     await t.close();
     if (!shared) await bus.close();
   });
-  return { t, bus: createCatalogBus(bus, BUS_CATALOG) as CatalogBus<BusCatalogue> };
+  return { t, port, bus: createCatalogBus(bus, BUS_CATALOG) as CatalogBus<BusCatalogue> };
 }
 
 const CREATE: Record<TaskKind, { path: string; body: Record<string, unknown> }> = {
@@ -185,6 +185,20 @@ describe("live progress over Server-Sent Events", () => {
     expect(reader.events).toHaveLength(1);
   });
 
+  it("a change no notice announced (a notice lost while NATS reconnects) still reaches the stream, within a heartbeat period", async () => {
+    const { t } = await setup({ SSE_HEARTBEAT_MS: "1000" });
+    const id = await create(t);
+    const reader = await open(t, "audiobook", id);
+    await reader.until(() => reader.events.length === 1, "the state");
+    // straight into the store, as another gateway's projection would, but with its notice lost
+    const at = new Date().toISOString();
+    await t.gateway.deps.audioBooks.applyEvent(id, 7, { task_status: "processing", date_updated: at }, 45);
+    await reader.until(() => data(reader.events.at(-1)).task_progress === 45, "progress 45", 30_000);
+    await t.gateway.deps.audioBooks.applyEvent(id, 8, { task_status: "completed", date_updated: at, result_key: `results/audiobook/${id}.mp3` }, 100);
+    const all = await reader.untilEnd(30_000);
+    expect(all.map((e) => e.event)).toEqual(["progress", "progress", "completed"]);
+  });
+
   it("caps the open streams per account (429 JSON), frees a place when a client goes away, and leaks nothing", async () => {
     const { t } = await setup({ SSE_MAX_STREAMS_PER_ACCOUNT: "3" });
     const id = await create(t);
@@ -218,6 +232,35 @@ describe("live progress over Server-Sent Events", () => {
     expect(head.status).toBe(200);
     expect(head.headers.get("content-type")).toBe("text/event-stream");
     expect(t.gateway.deps.events.stats().streams).toBe(0);
+  });
+
+  it("over real HTTP: a client that disconnects releases its stream on the server", async () => {
+    const { t, port, bus } = await setup();
+    const id = await create(t);
+    const url = `http://127.0.0.1:${port}/v1/audio_books/${id}/events`;
+    const stats = () => t.gateway.deps.events.stats();
+    const waitForStreams = async (n: number) => {
+      for (let i = 0; stats().streams !== n; i++) {
+        if (i > 400) throw new Error(`expected ${n} open streams, have ${JSON.stringify(stats())}`);
+        await new Promise((r) => setTimeout(r, 25));
+      }
+    };
+    // a reader that stops reading, and a fetch aborted outright
+    const reader = await SseReader.open(url, { "API-KEY": ALICE_KEY });
+    await reader.until(() => reader.events.length === 1, "the state");
+    const aborted = new AbortController();
+    const res = await fetch(url, { headers: { "API-KEY": ALICE_KEY }, signal: aborted.signal });
+    expect(res.status).toBe(200);
+    await waitForStreams(2);
+    await reader.close();
+    aborted.abort();
+    await waitForStreams(0);
+    expect(stats()).toEqual({ streams: 0, records: 0, owners: 0 });
+    // and a stream still open gets the changes
+    const live = await SseReader.open(url, { Authorization: `Bearer ${ALICE_KEY}` });
+    cleanups.push(() => live.close());
+    await bus.publishEvent("task", progress("audiobook", id, { progress: 33 }));
+    await live.until(() => data(live.events.at(-1)).task_progress === 33, "progress 33");
   });
 
   it("reaches streams on another gateway of the same store and bus; a stopping gateway ends its streams at once", async () => {

@@ -6,7 +6,8 @@
  * announced with a small core notice on the bus (`notices.record.<kind>.<id>`, never stored), and the one
  * notice subscription of every other gateway process re-reads the record from the shared store and
  * pushes it to its own streams. With the in-process bus (single machine) the same path runs in one
- * process; a process ignores its own notices.
+ * process; a process ignores its own notices. Notices are at most once, so every watched record is
+ * also re-read once per heartbeat period: a lost notice delays a stream by at most that long.
  *
  * Event ids are derived from the record alone (progress in hundredths and a status rank), so they rise
  * with the record whichever gateway serves the stream, and `Last-Event-ID` resumes on any gateway
@@ -86,6 +87,7 @@ export class RecordEvents {
   readonly #origin = randomUUID();
   #subscription: BusSubscription | undefined;
   #unhook: (() => void) | undefined;
+  #sweepTimer: NodeJS.Timeout | undefined;
   #closed = false;
 
   constructor(options: RecordEventsOptions) {
@@ -101,16 +103,23 @@ export class RecordEvents {
     this.#unhook = mesh.onChange((change) => this.#projected(change));
   }
 
-  /** The one notice subscription of this process. */
+  /** The one notice subscription of this process, and the periodic re-read of watched records. */
   async start(): Promise<void> {
     const bus = this.#options.bus;
-    if (!bus || this.#subscription || this.#closed) return;
+    if (this.#closed) return;
+    if (!this.#sweepTimer) {
+      this.#sweepTimer = setInterval(() => this.#sweep(), this.heartbeatMs);
+      this.#sweepTimer.unref();
+    }
+    if (!bus || this.#subscription) return;
     this.#subscription = await bus.subscribeNotices(SUBJECTS.allRecordNotices, RecordNoticeSchema, ({ data }) => this.#notice(data));
   }
 
   /** Ends every open stream (their clients reconnect elsewhere), refuses new ones, stops listening. */
   async stop(): Promise<void> {
     this.#closed = true;
+    clearInterval(this.#sweepTimer);
+    this.#sweepTimer = undefined;
     this.#unhook?.();
     this.#unhook = undefined;
     for (const watchers of [...this.#watchers.values()]) for (const watcher of [...watchers]) watcher.close();
@@ -175,11 +184,28 @@ export class RecordEvents {
     });
   }
 
-  /** Another gateway changed a record: re-read it for the streams here (one read at a time per record). */
+  /** Another gateway changed a record: re-read it for the streams here. */
   #notice(notice: RecordNotice): void {
     if (notice.origin === this.#origin || this.#closed) return;
-    const key = `${notice.kind}:${notice.id}`;
-    if (!this.#watchers.has(key)) return;
+    this.#reread(notice.kind, notice.id);
+  }
+
+  /**
+   * Every watched record read again once per heartbeat period: notices are at most once (one published
+   * while NATS reconnects is gone), so a stream whose notice was lost still gets the change, and the
+   * final event, within a period. One read per record, whatever the number of its streams.
+   */
+  #sweep(): void {
+    for (const key of this.#watchers.keys()) {
+      const at = key.indexOf(":");
+      this.#reread(key.slice(0, at) as TaskKind, key.slice(at + 1));
+    }
+  }
+
+  /** Reads the record for the streams here; one read at a time per record, again if asked meanwhile. */
+  #reread(kind: TaskKind, id: string): void {
+    const key = `${kind}:${id}`;
+    if (this.#closed || !this.#watchers.has(key)) return;
     const running = this.#rereads.get(key);
     if (running) {
       running.again = true;
@@ -190,11 +216,11 @@ export class RecordEvents {
       try {
         while (entry.again && !this.#closed && this.#watchers.has(key)) {
           entry.again = false;
-          const record = await this.#options.repos[notice.kind].get(notice.id);
+          const record = await this.#options.repos[kind].get(id);
           if (record) this.#deliver(key, record);
         }
       } catch (error) {
-        this.#logger.warn({ err: error, taskId: notice.id }, "could not re-read a record for its live progress streams");
+        this.#logger.warn({ err: error, taskId: id }, "could not re-read a record for its live progress streams");
       } finally {
         this.#rereads.delete(key);
       }

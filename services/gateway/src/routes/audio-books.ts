@@ -16,7 +16,7 @@ import { newTaskFields, presentAudioBook, type AudioBookDoc } from "../records/k
 import { IdempotencyHeaders, SECURITY, checkCapabilities, checkFileReference, dispatchQuietly, idempotent, listPage } from "./shared.ts";
 
 const TAGS = ["Audio books"];
-const IdParam = uuidParam("audio_book_id");
+const IdParam = uuidParam("audio_book_id", "The audio book's id (a UUID), as returned when it was created.");
 const json = <T>(schema: T) => ({ "application/json": { schema } });
 
 const createAudioBook = createRoute({
@@ -28,7 +28,24 @@ const createAudioBook = createRoute({
     "Stores the audio book and starts its processing at once: the text is fetched, translated when the languages differ, synthesised and encoded to one MP3. Follow `task_status` and `task_progress` by reading the record.",
   tags: TAGS,
   security: SECURITY,
-  request: { headers: IdempotencyHeaders, body: { content: json(CreateAudioBookSchema), required: true } },
+  request: {
+    headers: IdempotencyHeaders,
+    body: {
+      content: {
+        "application/json": {
+          schema: CreateAudioBookSchema,
+          example: {
+            file: "https://files.example.org/books/little-prince.txt",
+            name: "The Little Prince",
+            source_language: "English",
+            target_language: "Spanish",
+            use_voice_clone: false,
+          },
+        },
+      },
+      required: true,
+    },
+  },
   responses: {
     201: { description: "The audio book record, `task_status: queued`.", content: json(AudioBookSchema) },
     ...errorResponses,
@@ -62,6 +79,8 @@ const getAudioBook = createRoute({
   path: "/v1/audio_books/{audio_book_id}",
   operationId: "get_audio_book",
   summary: "Get Audio Book",
+  description:
+    "The audio book as it is now: `task_status` and `task_progress` while it is processed, then `localized_file` (a signed link to the MP3, valid for 1 hour, renewed on every read) once completed, or `task_error` when it failed. Another account's id is a 404, as an unknown one.",
   tags: TAGS,
   security: SECURITY,
   request: { params: IdParam },
@@ -80,7 +99,18 @@ const updateAudioBook = createRoute({
   description: "Changes the title and/or cover. Both fields are optional; omitted fields keep their value; `{}` changes nothing.",
   tags: TAGS,
   security: SECURITY,
-  request: { params: IdParam, body: { content: json(UpdateAudioBookSchema), required: true } },
+  request: {
+    params: IdParam,
+    body: {
+      content: {
+        "application/json": {
+          schema: UpdateAudioBookSchema,
+          example: { name: "The Little Prince (Spanish edition)", audio_book_cover: "https://files.example.org/covers/little-prince.jpg" },
+        },
+      },
+      required: true,
+    },
+  },
   responses: {
     200: { description: "The updated audio book.", content: json(AudioBookSchema) },
     ...errorResponses,
@@ -95,8 +125,9 @@ export function registerAudioBooks(app: GatewayApp, deps: GatewayDeps): void {
   app.openapi(createAudioBook, async (c) => {
     const body = c.req.valid("json");
     const { "idempotency-key": key } = c.req.valid("header");
-    checkFileReference(deps, body.file, ["body", "file"]);
-    if (body.voice_clone_sample) checkFileReference(deps, body.voice_clone_sample, ["body", "voice_clone_sample"]);
+    const owner = c.get("principal").accountId;
+    await checkFileReference(deps, owner, body.file, ["body", "file"], ["text"]);
+    if (body.voice_clone_sample) await checkFileReference(deps, owner, body.voice_clone_sample, ["body", "voice_clone_sample"], ["audio"]);
     await checkCapabilities(deps, {
       kind: "audiobook",
       source: body.source_language,

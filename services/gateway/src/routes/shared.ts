@@ -7,6 +7,8 @@ import { headerFields, respondText } from "../http/respond.ts";
 import { ValueError422 } from "../http/errors.ts";
 import { InvalidCursorError, type ListQuery, type Page, type TaskRepository } from "../records/repository.ts";
 import type { TaskDoc } from "../records/repository.ts";
+import type { UploadKind } from "../uploads/repository.ts";
+import { UPLOAD_ID } from "@voiceloc/fetch";
 
 export const SECURITY: Array<Record<string, string[]>> = [{ APIKeyHeader: [] }, { HTTPBearer: [] }];
 
@@ -29,8 +31,35 @@ export async function checkCapabilities(deps: GatewayDeps, req: TaskRequirements
   }
 }
 
-export function checkFileReference(deps: GatewayDeps, ref: string, loc: Array<string | number>): void {
-  const problem = deps.fileReferenceCheck(ref);
+/** The one 422 reason for an `upload:<id>` that is unknown, another account's or expired. */
+export const UPLOAD_NOT_AVAILABLE = "upload not available: no current upload of this account has this id (uploads expire at their expires_at)";
+
+const KIND_WORDS: Record<UploadKind, string> = { text: "UTF-8 text", audio: "audio", video: "video" };
+
+/**
+ * 422 when a `file` / `voice_clone_sample` reference cannot be used by `ownerId`: an `upload:<id>` that is
+ * not the owner's current upload ({@link UPLOAD_NOT_AVAILABLE}, one text for unknown, foreign and
+ * expired) or holds another kind of content than the field takes (`accepts`); any other reference by
+ * its shape (`fileReferenceCheck`: the scheme, a private host, a path outside the caller's media root).
+ */
+export async function checkFileReference(
+  deps: GatewayDeps,
+  ownerId: string,
+  ref: string,
+  loc: Array<string | number>,
+  accepts: readonly UploadKind[],
+): Promise<void> {
+  if (/^upload:/i.test(ref)) {
+    const id = ref.slice("upload:".length);
+    const doc = deps.uploads && UPLOAD_ID.test(id) ? await deps.uploads.repo.getUsable(ownerId, id, deps.now ? deps.now() : new Date()) : null;
+    if (!doc) throw new ValueError422(loc, UPLOAD_NOT_AVAILABLE, ref);
+    if (!accepts.includes(doc.kind)) {
+      const wanted = accepts.map((kind) => KIND_WORDS[kind]).join(" or ");
+      throw new ValueError422(loc, `this upload holds ${doc.content_type}; this field takes ${wanted}`, ref);
+    }
+    return;
+  }
+  const problem = deps.fileReferenceCheck(ref, ownerId);
   if (problem !== null) throw new ValueError422(loc, problem, ref);
 }
 

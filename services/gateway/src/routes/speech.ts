@@ -59,7 +59,14 @@ const synthesize = createRoute({
     "Engine trouble is a **503** with `Retry-After` (no engine available, busy, timed out) or a **502** (the engine failed); nothing is stored then.",
   tags: ["Speech"],
   security: [{ HTTPBearer: [] }, { APIKeyHeader: [] }] as Array<Record<string, string[]>>,
-  request: { body: { content: json(SpeechSynthesisRequestSchema), required: true } },
+  request: {
+    body: {
+      content: {
+        "application/json": { schema: SpeechSynthesisRequestSchema, example: { text: "Hello, and welcome to the show.", language: "English", format: "mp3" } },
+      },
+      required: true,
+    },
+  },
   responses: {
     200: { description: "The audio link and its duration.", content: json(SpeechSynthesisResponseSchema) },
     ...errorResponses,

@@ -21,7 +21,24 @@ const subtitleVideo = createRoute({
     "Accepts the video for processing and answers **202** with the subtitle job: the audio is extracted, transcribed, translated when the languages differ, and the subtitles are burned into the video (`mode: burn_in`, default) or delivered as a side file (`mode: side_file`) in SRT (default) or WebVTT. Requires a credential like the other operations.",
   tags: TAGS,
   security: SECURITY,
-  request: { headers: IdempotencyHeaders, body: { content: json(SubtitleVideoSchema), required: true } },
+  request: {
+    headers: IdempotencyHeaders,
+    body: {
+      content: {
+        "application/json": {
+          schema: SubtitleVideoSchema,
+          example: {
+            file: "https://files.example.org/talks/keynote.mp4",
+            source_language: "English",
+            target_language: "Spanish",
+            mode: "side_file",
+            subtitle_format: "vtt",
+          },
+        },
+      },
+      required: true,
+    },
+  },
   responses: {
     202: {
       description: "The subtitle job, `task_status: queued`. `Location` points at it.",
@@ -38,6 +55,8 @@ const listSubtitleJobs = createRoute({
   path: "/v1/videos/subtitle",
   operationId: "list_subtitle_jobs",
   summary: "List Subtitle Jobs (extension)",
+  description:
+    "Extension to the contract: the caller's subtitle jobs, newest first, paged like the audio books (`limit`, `cursor`, the `Link` header); `task_status` filters.",
   tags: TAGS,
   security: SECURITY,
   request: { query: ListQuerySchema },
@@ -56,9 +75,11 @@ const getSubtitleJob = createRoute({
   path: "/v1/videos/subtitle/{subtitle_id}",
   operationId: "get_subtitle_job",
   summary: "Get Subtitle Job (extension)",
+  description:
+    "Extension to the contract: the subtitle job as it is now. Once completed, `subtitle_file` links to the SRT or WebVTT file and, with `mode: burn_in`, `localized_file` to the video with the subtitles rendered in (signed links valid for 1 hour, renewed on every read); `task_error` says why a failed job failed. Another account's id is a 404, as an unknown one.",
   tags: TAGS,
   security: SECURITY,
-  request: { params: uuidParam("subtitle_id") },
+  request: { params: uuidParam("subtitle_id", "The subtitle job's id (a UUID), as returned when it was created.") },
   responses: {
     200: { description: "The subtitle job.", content: json(SubtitleJobSchema) },
     ...errorResponses,
@@ -70,7 +91,7 @@ export function registerSubtitles(app: GatewayApp, deps: GatewayDeps): void {
   app.openapi(subtitleVideo, async (c) => {
     const body = c.req.valid("json");
     const { "idempotency-key": key } = c.req.valid("header");
-    checkFileReference(deps, body.file, ["body", "file"]);
+    await checkFileReference(deps, c.get("principal").accountId, body.file, ["body", "file"], ["video"]);
     await checkCapabilities(deps, { kind: "subtitle", source: body.source_language, target: body.target_language });
     const accountId = c.get("principal").accountId;
     return idempotent(c, deps, "POST /v1/videos/subtitle", key, async () => {

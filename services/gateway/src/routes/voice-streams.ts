@@ -21,7 +21,18 @@ const createVoiceStream = createRoute({
     "Extension to the contract: starts a voice processing task. The audio is transcribed, translated when the languages differ, and spoken again in the target language at the original segments' times.",
   tags: TAGS,
   security: SECURITY,
-  request: { headers: IdempotencyHeaders, body: { content: json(CreateVoiceStreamSchema), required: true } },
+  request: {
+    headers: IdempotencyHeaders,
+    body: {
+      content: {
+        "application/json": {
+          schema: CreateVoiceStreamSchema,
+          example: { file: "https://files.example.org/talks/keynote.wav", source_language: "English", target_language: "French" },
+        },
+      },
+      required: true,
+    },
+  },
   responses: {
     201: { description: "The voice stream record, `task_status: queued`.", content: json(VoiceStreamSchema) },
     ...errorResponses,
@@ -54,9 +65,11 @@ const getVoiceStream = createRoute({
   path: "/v1/voices/streams/{voice_id}",
   operationId: "get_audio_stream",
   summary: "Get Audio Stream",
+  description:
+    "The voice stream as it is now: `task_status` and `task_progress` while it is processed, then `localized_file` (a signed link to the translated speech, valid for 1 hour, renewed on every read) once completed, or `task_error` when it failed. Another account's id is a 404, as an unknown one.",
   tags: TAGS,
   security: SECURITY,
-  request: { params: uuidParam("voice_id") },
+  request: { params: uuidParam("voice_id", "The voice stream's id (a UUID), as returned when it was created.") },
   responses: {
     200: { description: "The voice stream.", content: json(VoiceStreamSchema) },
     ...errorResponses,
@@ -68,7 +81,7 @@ export function registerVoiceStreams(app: GatewayApp, deps: GatewayDeps): void {
   app.openapi(createVoiceStream, async (c) => {
     const body = c.req.valid("json");
     const { "idempotency-key": key } = c.req.valid("header");
-    checkFileReference(deps, body.file, ["body", "file"]);
+    await checkFileReference(deps, c.get("principal").accountId, body.file, ["body", "file"], ["audio", "video"]);
     await checkCapabilities(deps, { kind: "voice-stream", source: body.source_language, target: body.target_language, voice: body.voice, voiceField: "voice" });
     const accountId = c.get("principal").accountId;
     return idempotent(c, deps, "POST /v1/voices/streams", key, async () => {

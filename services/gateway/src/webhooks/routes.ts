@@ -261,6 +261,9 @@ export function registerWebhooks(app: GatewayApp, deps: GatewayDeps, hooks: Webh
       summary: event,
       description: `Sent to each enabled endpoint subscribed to \`${event}\` when a record finishes so. Signed per the Standard Webhooks specification: headers \`webhook-id\` (the same on every attempt of the message), \`webhook-timestamp\` (Unix seconds of this attempt) and \`webhook-signature\` (\`v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">\`, keyed with the endpoint's secret). Answer 2xx within the timeout (10 s by default); anything else is retried with exponential back-off over about a day.`,
       tags: TAGS,
+      // Our call to your endpoint: it carries no credential of this API's schemes (the signature
+      // headers authenticate it), which `security: []` states.
+      security: [],
       request: {
         headers: z.object({
           "webhook-id": z.string().openapi({ description: "Message id, stable across retries: deduplicate on it.", example: "msg_0193f1c2a7b47cc2a1f04e4ab2b1a4d0_audio_book_completed" }),
