@@ -408,3 +408,42 @@ describe("work pages", () => {
     expect(await res.text()).toContain("Speech synthesis is not available");
   });
 });
+
+describe("new audio book from a text file", () => {
+  let t: TestGateway;
+  beforeAll(async () => {
+    t = await startTestGateway();
+    await createAccount(t, "kim@example.com");
+  });
+  afterAll(async () => t.close());
+
+  it("stores the file as an upload of the chosen space and creates the book from it", async () => {
+    const client = new DashboardClient(t);
+    await client.signIn("kim@example.com", PASSWORD);
+    const page = await client.get("/dashboard/audio-books/new?space=sandbox");
+    expect(page.status).toBe(200);
+    const csrf = csrfOf(await page.text());
+    const form = new FormData();
+    form.set("csrf", csrf);
+    form.set("name", "Uploaded book");
+    form.set("source", "English");
+    form.set("target", "English");
+    form.set("voice", "");
+    form.set("space", "sandbox");
+    form.set("file", new File(["Once upon a time there was a lighthouse."], "book.txt", { type: "text/plain" }));
+    const cookie = [...client.cookies].map(([k, v]) => `${k}=${v}`).join("; ");
+    const res = await t.gateway.app.request("http://api.test/dashboard/audio-books/new", { method: "POST", body: form, headers: { Cookie: cookie } });
+    expect(res.status).toBe(303);
+    const location = res.headers.get("location") ?? "";
+    expect(location).toMatch(/^\/dashboard\/audio-books\/[0-9a-f-]{36}\?space=sandbox$/);
+    const id = location.split("/")[3]?.split("?")[0] as string;
+    const doc = await t.gateway.deps.audioBooks.getOwned("sandbox:kim@example.com", id);
+    expect(doc?.file).toMatch(/^upload:/);
+    expect(doc?.name).toBe("Uploaded book");
+    expect((await client.get(location)).status).toBe(200);
+    // without the session's token: refused
+    const forged = new FormData();
+    forged.set("file", new File(["x"], "x.txt"));
+    expect((await t.gateway.app.request("http://api.test/dashboard/audio-books/new", { method: "POST", body: forged, headers: { Cookie: cookie } })).status).toBe(403);
+  });
+});

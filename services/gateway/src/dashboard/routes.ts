@@ -24,6 +24,7 @@ import type { ApiKeyRepository } from "../auth/api-keys.ts";
 import { KEY_CACHE_TTL_MS } from "../auth/authenticator.ts";
 import { APP_JS, STYLE_CSS } from "./assets.ts";
 import { registerWorkPages } from "./work.ts";
+import { registerNewBook } from "./new-book.ts";
 import { keysPage, layout, loginForm, notice, resetForm, revokeConfirm, signupForm, type Markup } from "./views.ts";
 
 export interface DashboardDeps {
@@ -79,10 +80,9 @@ export function registerDashboard(app: GatewayApp, deps: GatewayDeps, d: Dashboa
   };
   app.use("/dashboard", security);
   app.use("/dashboard/*", security);
-  app.post(
-    "/dashboard/*",
-    bodyLimit({ maxSize: FORM_MAX_BYTES, onError: (c) => c.text("The form is too large.", 413) }),
-  );
+  const formLimit = bodyLimit({ maxSize: FORM_MAX_BYTES, onError: (c) => c.text("The form is too large.", 413) });
+  // the new-book form carries a file and has its own limit (new-book.ts)
+  app.post("/dashboard/*", (c, next) => (c.req.path === "/dashboard/audio-books/new" ? next() : formLimit(c, next)));
 
   app.get("/dashboard/assets/style.css", (c) => c.body(STYLE_CSS, 200, { "Content-Type": "text/css; charset=utf-8", "Cache-Control": "public, max-age=300" }));
   app.get("/dashboard/assets/app.js", (c) =>
@@ -162,7 +162,9 @@ export function registerDashboard(app: GatewayApp, deps: GatewayDeps, d: Dashboa
     return c.redirect("/dashboard/keys", 303);
   };
 
-  registerWorkPages(app, deps, { current, signedIn, postedForm, render });
+  const kit: DashboardKit = { current, signedIn, postedForm, render };
+  registerNewBook(app, deps, d, kit);
+  registerWorkPages(app, deps, kit);
 
   app.get("/dashboard", async (c) => c.redirect((await current(c))?.account_id ? "/dashboard/keys" : "/dashboard/login", 303));
   app.get("/dashboard/", async (c) => c.redirect((await current(c))?.account_id ? "/dashboard/keys" : "/dashboard/login", 303));
