@@ -38,6 +38,35 @@ export class InvalidCursorError extends Error {
   }
 }
 
+/**
+ * One page of `filter`'s documents, newest first (`date_created`, then `id`), after the opaque
+ * `cursor` of the previous page: the keyset paging every list of the API shares.
+ */
+export async function newestFirstPage<T extends { id: string; date_created: string }>(
+  collection: Collection<T>,
+  filter: Filter,
+  limit: number,
+  cursor: string | undefined,
+): Promise<Page<T>> {
+  let after: [string, string] | undefined;
+  if (cursor !== undefined) {
+    const decoded = decodeCursor(cursor);
+    if (!decoded) throw new InvalidCursorError();
+    after = decoded;
+  }
+  const rows = await collection.find(filter, {
+    sort: [
+      ["date_created", -1],
+      ["id", -1],
+    ],
+    ...(after ? { after } : {}),
+    limit: limit + 1,
+  });
+  const items = rows.slice(0, limit);
+  const last = items[items.length - 1];
+  return { items, nextCursor: rows.length > limit && last ? encodeCursor(last.date_created, last.id) : null };
+}
+
 export const TASK_INDEXES = [
   { fields: [["account_id", 1], ["date_created", -1], ["id", -1]] as Array<[string, 1 | -1]> },
   { fields: [["account_id", 1], ["task_status", 1], ["date_created", -1], ["id", -1]] as Array<[string, 1 | -1]> },
@@ -76,24 +105,7 @@ export class TaskRepository<T extends TaskDoc> {
   async list(accountId: string, query: ListQuery): Promise<Page<T>> {
     const filter: Filter = { account_id: accountId };
     if (query.taskStatus) filter.task_status = query.taskStatus;
-    let after: [string, string] | undefined;
-    if (query.cursor !== undefined) {
-      const decoded = decodeCursor(query.cursor);
-      if (!decoded) throw new InvalidCursorError();
-      after = decoded;
-    }
-    const rows = await this.collection.find(filter, {
-      sort: [
-        ["date_created", -1],
-        ["id", -1],
-      ],
-      ...(after ? { after } : {}),
-      limit: query.limit + 1,
-    });
-    const items = rows.slice(0, query.limit);
-    const last = items[items.length - 1];
-    const nextCursor = rows.length > query.limit && last ? encodeCursor(last.date_created, last.id) : null;
-    return { items, nextCursor };
+    return newestFirstPage(this.collection, filter, query.limit, query.cursor);
   }
 
   /** How many of the owner's records are still queued or processing. */

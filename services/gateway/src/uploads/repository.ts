@@ -1,6 +1,5 @@
 import type { Collection, Filter, Store } from "@voiceloc/store";
-import { decodeCursor, encodeCursor } from "../records/cursor.ts";
-import { InvalidCursorError, type Page } from "../records/repository.ts";
+import { newestFirstPage, type Page } from "../records/repository.ts";
 
 /** What an upload holds, as the create operations check it. */
 export type UploadKind = "text" | "audio" | "video";
@@ -49,23 +48,7 @@ export class UploadRepository {
   /** The owner's uploads not expired at `now`, newest first, keyset-paged like the task records. */
   async list(owner: string, query: { limit: number; cursor?: string | undefined }, now: Date): Promise<Page<UploadDoc>> {
     const filter: Filter = { owner, expires_at: { $gt: now.toISOString() } };
-    let after: [string, string] | undefined;
-    if (query.cursor !== undefined) {
-      const decoded = decodeCursor(query.cursor);
-      if (!decoded) throw new InvalidCursorError();
-      after = decoded;
-    }
-    const rows = await this.collection.find(filter, {
-      sort: [
-        ["date_created", -1],
-        ["id", -1],
-      ],
-      ...(after ? { after } : {}),
-      limit: query.limit + 1,
-    });
-    const items = rows.slice(0, query.limit);
-    const last = items[items.length - 1];
-    return { items, nextCursor: rows.length > query.limit && last ? encodeCursor(last.date_created, last.id) : null };
+    return newestFirstPage(this.collection, filter, query.limit, query.cursor);
   }
 
   /** Removes the owner's record; false when there was none. */

@@ -1,7 +1,6 @@
 import type { Collection, Store } from "@voiceloc/store";
 import type { WebhookEvent } from "@voiceloc/contracts";
-import { decodeCursor, encodeCursor } from "../records/cursor.ts";
-import { InvalidCursorError, type Page } from "../records/repository.ts";
+import { newestFirstPage, type Page } from "../records/repository.ts";
 
 /** A webhook endpoint as stored: the signing secret only sealed (see SecretBox). */
 export interface WebhookDoc {
@@ -58,29 +57,6 @@ export function presentDelivery(doc: WebhookDeliveryDoc) {
   };
 }
 
-const NEWEST_FIRST: Array<[string, 1 | -1]> = [
-  ["date_created", -1],
-  ["id", -1],
-];
-
-async function page<T extends { id: string; date_created: string }>(
-  collection: Collection<T>,
-  filter: Record<string, string>,
-  limit: number,
-  cursor: string | undefined,
-): Promise<Page<T>> {
-  let after: [string, string] | undefined;
-  if (cursor !== undefined) {
-    const decoded = decodeCursor(cursor);
-    if (!decoded) throw new InvalidCursorError();
-    after = decoded;
-  }
-  const rows = await collection.find(filter, { sort: NEWEST_FIRST, ...(after ? { after } : {}), limit: limit + 1 });
-  const items = rows.slice(0, limit);
-  const last = items[items.length - 1];
-  return { items, nextCursor: rows.length > limit && last ? encodeCursor(last.date_created, last.id) : null };
-}
-
 /** Endpoints per account and their delivery log. */
 export class WebhookRepository {
   private constructor(
@@ -119,7 +95,7 @@ export class WebhookRepository {
   }
 
   list(accountId: string, limit: number, cursor: string | undefined): Promise<Page<WebhookDoc>> {
-    return page(this.endpoints, { account_id: accountId }, limit, cursor);
+    return newestFirstPage(this.endpoints, { account_id: accountId }, limit, cursor);
   }
 
   /** The account's enabled endpoints (the event filter runs on the caller's side: `events` is a list). */
@@ -149,6 +125,6 @@ export class WebhookRepository {
   }
 
   deliveriesOf(webhookId: string, limit: number, cursor: string | undefined): Promise<Page<WebhookDeliveryDoc>> {
-    return page(this.deliveries, { webhook_id: webhookId }, limit, cursor);
+    return newestFirstPage(this.deliveries, { webhook_id: webhookId }, limit, cursor);
   }
 }
