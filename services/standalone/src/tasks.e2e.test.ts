@@ -3,6 +3,7 @@
  * follow task_progress to completed, download localized_file and check the audio.
  */
 import { execFile } from "node:child_process";
+import { FILE_NOT_AVAILABLE } from "@voiceloc/fetch";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -116,7 +117,7 @@ describe("audio books end to end", () => {
     ).json()) as { id: string };
     const done = await follow(`/v1/audio_books/${created.id}`);
     expect(done.task_status).toBe("failed");
-    expect(String(done.task_error)).toMatch(/not found|does not exist|no such/i);
+    expect(done.task_error).toBe(FILE_NOT_AVAILABLE);
   });
 });
 

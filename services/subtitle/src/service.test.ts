@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { FILE_NOT_AVAILABLE } from "@voiceloc/fetch";
 import { readFile, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import { createApertiumEngine, createMtRegistry, createOpenAiTranslator } from "@voiceloc/engines";
@@ -270,7 +271,7 @@ describe("subtitle service (in-process bus)", () => {
       { file: "long.mp4", error: /^The video is longer than the 20 seconds this service subtitles/ },
       { file: "lying-header.mp4", error: /^The video is longer than the 20 seconds this service subtitles/ },
       { file: "talk.mp4", source: "Spanish", error: /^Speech recognition in Spanish is not available with the installed engines \(recognition languages: English\)\.$/ },
-      { file: "nowhere/missing.mp4", error: /not found/i },
+      { file: "nowhere/missing.mp4", error: new RegExp(`^${FILE_NOT_AVAILABLE.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`) },
     ];
     it("the lying header really claims 2 s (so only decoding shows the length)", async () => {
       expect((await stack.media.probe(join(root.path, "lying-header.mp4"))).durationSeconds).toBeLessThanOrEqual(2);

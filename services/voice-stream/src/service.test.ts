@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { FILE_NOT_AVAILABLE } from "@voiceloc/fetch";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { SEQ_DELIVERY_SPAN } from "@voiceloc/worker";
@@ -99,12 +100,11 @@ describe("voice-stream service (in-process bus)", () => {
     expect(end.error).toMatch(/not audio we can read/);
   });
 
-  it("fails a missing file with a not-found message", async () => {
+  it("fails a missing file with the one file-not-available reason", async () => {
     const id = await h.submit({ file: "nowhere/missing.wav", source: "English", target: "English" });
     const end = await h.finished(id);
     expect(end.status).toBe("failed");
-    expect(end.error).toMatch(/not found/i);
-    expect(end.error).toContain("nowhere/missing.wav");
+    expect(end.error).toBe(FILE_NOT_AVAILABLE);
   });
 
   it("fails a recording without speech with a clear message", async () => {
