@@ -3,6 +3,11 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BOB_KEY, startTestGateway, type TestGateway } from "../testing/harness.ts";
 
+/** A 422 body as the API writes it. */
+type Problem = { detail: Array<{ type: string; loc: Array<string | number>; input?: unknown }> };
+/** A webhook endpoint as the API returns it. */
+type WebhookBody = { id: string; url: string; events: string[]; enabled: boolean; disabled_reason: string | null };
+
 let t: TestGateway;
 beforeAll(async () => {
   t = await startTestGateway({ FETCH_ALLOW_PRIVATE_HOSTS: "hooks.internal,127.0.0.1:9" });
@@ -86,13 +91,13 @@ describe("POST /v1/webhooks", () => {
   it("422 for an unknown event, no events, a missing url", async () => {
     const unknown = await t.request("POST", "/v1/webhooks", { body: { ...GOOD, events: ["audio_book.completed", "audio_book.started"] } });
     expect(unknown.status).toBe(422);
-    expect(((await unknown.json()) as any).detail[0]).toMatchObject({ type: "enum", loc: ["body", "events", 1], input: "audio_book.started" });
+    expect(((await unknown.json()) as Problem).detail[0]).toMatchObject({ type: "enum", loc: ["body", "events", 1], input: "audio_book.started" });
     const none = await t.request("POST", "/v1/webhooks", { body: { ...GOOD, events: [] } });
     expect(none.status).toBe(422);
-    expect(((await none.json()) as any).detail[0].loc).toEqual(["body", "events"]);
+    expect(((await none.json()) as Problem).detail[0]?.loc).toEqual(["body", "events"]);
     const noUrl = await t.request("POST", "/v1/webhooks", { body: { events: GOOD.events } });
     expect(noUrl.status).toBe(422);
-    expect(((await noUrl.json()) as any).detail[0]).toMatchObject({ type: "missing", loc: ["body", "url"] });
+    expect(((await noUrl.json()) as Problem).detail[0]).toMatchObject({ type: "missing", loc: ["body", "url"] });
   });
 
   it("401 without credentials", async () => {
@@ -117,7 +122,7 @@ describe("one account's endpoints are invisible to another", () => {
     const bobs = (await (await t.request("GET", "/v1/webhooks", { key: BOB_KEY })).json()) as Array<{ id: string }>;
     expect(bobs.map((w) => w.id)).not.toContain(alice.id);
     // alice's endpoint is untouched
-    expect(((await (await t.request("GET", `/v1/webhooks/${alice.id}`)).json()) as any).enabled).toBe(true);
+    expect(((await (await t.request("GET", `/v1/webhooks/${alice.id}`)).json()) as WebhookBody).enabled).toBe(true);
   });
 
   it("404 for an id that does not exist, 422 for one that is not a UUID", async () => {
@@ -138,22 +143,22 @@ describe("PATCH, DELETE, deliveries", () => {
 
     const bad = await t.request("PATCH", `/v1/webhooks/${w.id}`, { body: { url: "https://192.168.1.1/x" } });
     expect(bad.status).toBe(422);
-    expect(((await bad.json()) as any).detail[0].loc).toEqual(["body", "url"]);
+    expect(((await bad.json()) as Problem).detail[0]?.loc).toEqual(["body", "url"]);
     const moved = await t.request("PATCH", `/v1/webhooks/${w.id}`, { body: { url: "https://1.1.1.1/new" } });
-    expect(((await moved.json()) as any).url).toBe("https://1.1.1.1/new");
-    expect(((await (await t.request("GET", `/v1/webhooks/${w.id}`)).json()) as any).events).toEqual(["subtitle.completed"]);
+    expect(((await moved.json()) as WebhookBody).url).toBe("https://1.1.1.1/new");
+    expect(((await (await t.request("GET", `/v1/webhooks/${w.id}`)).json()) as WebhookBody).events).toEqual(["subtitle.completed"]);
   });
 
   it("disable by hand, and re-enabling an endpoint the service disabled clears disabled_reason", async () => {
     const w = await create();
-    const off = (await (await t.request("PATCH", `/v1/webhooks/${w.id}`, { body: { enabled: false } })).json()) as any;
+    const off = (await (await t.request("PATCH", `/v1/webhooks/${w.id}`, { body: { enabled: false } })).json()) as WebhookBody;
     expect(off).toMatchObject({ enabled: false, disabled_reason: null });
     await t.request("PATCH", `/v1/webhooks/${w.id}`, { body: { enabled: true } });
     const repo = t.gateway.deps.webhooks!.repo;
     await repo.disable(w.id, "Disabled after 12 failed attempts", new Date().toISOString());
-    const disabled = (await (await t.request("GET", `/v1/webhooks/${w.id}`)).json()) as any;
+    const disabled = (await (await t.request("GET", `/v1/webhooks/${w.id}`)).json()) as WebhookBody;
     expect(disabled).toMatchObject({ enabled: false, disabled_reason: "Disabled after 12 failed attempts" });
-    const on = (await (await t.request("PATCH", `/v1/webhooks/${w.id}`, { body: { enabled: true } })).json()) as any;
+    const on = (await (await t.request("PATCH", `/v1/webhooks/${w.id}`, { body: { enabled: true } })).json()) as WebhookBody;
     expect(on).toMatchObject({ enabled: true, disabled_reason: null });
   });
 
@@ -172,11 +177,11 @@ describe("PATCH, DELETE, deliveries", () => {
     const a = await create(GOOD, BOB_KEY);
     const b = await create(GOOD, BOB_KEY);
     const first = await t.request("GET", "/v1/webhooks?limit=1", { key: BOB_KEY });
-    expect(((await first.json()) as any[]).map((w) => w.id)).toEqual([b.id]);
+    expect(((await first.json()) as WebhookBody[]).map((w) => w.id)).toEqual([b.id]);
     const link = first.headers.get("link");
     expect(link).toMatch(/rel="next"$/);
     const next = new URL(/<([^>]+)>/.exec(link!)![1]!);
-    const second = (await (await t.request("GET", `${next.pathname}${next.search}`, { key: BOB_KEY })).json()) as any[];
+    const second = (await (await t.request("GET", `${next.pathname}${next.search}`, { key: BOB_KEY })).json()) as WebhookBody[];
     expect(second.map((w) => w.id)).toEqual([a.id]);
     const deliveries = await t.request("GET", `/v1/webhooks/${a.id}/deliveries`, { key: BOB_KEY });
     expect(deliveries.status).toBe(200);
