@@ -1,4 +1,7 @@
+import { spawn } from "node:child_process";
+import { dirname, join } from "node:path";
 import { Writable } from "node:stream";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { createLogger, unredactedChild } from "./index.ts";
 
@@ -82,5 +85,36 @@ describe("unredactedChild", () => {
     unredactedChild(logger).warn({ status: 500 }, "request failed");
     await tick();
     expect(out.lines().map((line) => line.msg)).toEqual(["request failed"]);
+  });
+});
+
+describe("standard output (the default destination)", () => {
+  const here = dirname(fileURLToPath(import.meta.url));
+
+  /** Runs a script that logs through createLogger() to its stdout; resolves with what it wrote. */
+  function run(body: string): Promise<string[]> {
+    const script = `import { createLogger } from ${JSON.stringify(join(here, "index.ts"))};\nconst logger = createLogger({ name: "t" });\n${body}\n`;
+    return new Promise((resolve, reject) => {
+      const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { cwd: here, stdio: ["ignore", "pipe", "inherit"] });
+      let out = "";
+      child.stdout.setEncoding("utf8");
+      child.stdout.on("data", (chunk: string) => (out += chunk));
+      child.on("error", reject);
+      child.on("close", () => resolve(out.split("\n").filter(Boolean)));
+    });
+  }
+
+  it("writes every line, in order, also when the process exits in the same turn it logged them", async () => {
+    const lines = await run(`for (let i = 0; i < 2000; i += 1) logger.info({ i }, "line");\nprocess.exit(0);`);
+    expect(lines).toHaveLength(2000);
+    expect(lines.map((l) => (JSON.parse(l) as { i: number }).i)).toEqual(Array.from({ length: 2000 }, (_, i) => i));
+  });
+
+  it("writes the lines of many turns, each whole", async () => {
+    const lines = await run(
+      `let n = 0;\nconst t = setInterval(() => { for (let i = 0; i < 50; i += 1) logger.info({ n: n++, pad: "x".repeat(300) }, "line"); if (n >= 1000) clearInterval(t); }, 1);`,
+    );
+    expect(lines).toHaveLength(1000);
+    expect(lines.every((l) => (JSON.parse(l) as { msg: string }).msg === "line")).toBe(true);
   });
 });

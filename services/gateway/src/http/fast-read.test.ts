@@ -191,6 +191,18 @@ describe("fast record reads", () => {
     expect(f.handedOn).toHaveLength(1);
   });
 
+  it("signs download links anew as time passes, as the app does", async () => {
+    const f = await start();
+    const id = await completedBook(f, "alice", "Links");
+    const expires = async () => Number(/expires=(\d+)/.exec((JSON.parse((await get(f, bookPath(id), { "API-KEY": ALICE_KEY })).body) as { localized_file: string }).localized_file)?.[1]);
+    await expires(); // verifies the key
+    const first = await expires();
+    // the next whole second (links are signed per second)
+    await new Promise((resolve) => setTimeout(resolve, 1_000 - (Date.now() % 1_000) + 20));
+    expect(await expires()).toBeGreaterThan(first);
+    expect(f.handedOn).toHaveLength(1);
+  });
+
   it("hands to the app whatever it cannot answer exactly, and the app's answers stand", async () => {
     const f = await start();
     const id = await completedBook(f, "alice", "Alice's");

@@ -12,7 +12,10 @@
  * - only a credential the authenticator verified within its cache time (`cachedPrincipal`): an
  *   unknown, revoked, unapproved or new key, an access token (JWT) or no credential goes to the app;
  * - only a record that exists and belongs to the caller (a 404 is the app's), read from the store on
- *   every request (no caching: progress shows at once);
+ *   every request, so progress shows at once. Where the store keeps documents as JSON text (the
+ *   embedded store), the text is read and compared with the text the last answer for that record was
+ *   made from: unchanged, the same answer is sent again (made anew each second, as its signed links
+ *   are); changed, it is parsed and presented anew. Nothing but that rendering is kept;
  * - only while the credential's rate-limit lease has a token at hand (`takeLeased`); a new lease or a
  *   refusal is the app's. The read happens before the token is spent, so a request handed to the app
  *   is metered once, there;
@@ -53,7 +56,21 @@ interface Kind {
   route: string;
   repo: TaskRepository<TaskDoc>;
   present: (doc: TaskDoc) => unknown;
+  /** Record id → the last answer made for it and the stored text it was made from. */
+  views: Map<string, View>;
 }
+
+interface View {
+  /** The stored JSON text the answer was made from. */
+  text: string;
+  doc: TaskDoc;
+  /** The JSON body, made within `second` (signed links change with the second they were signed in). */
+  body: string;
+  second: number;
+}
+
+/** Records whose answers are remembered (per kind) before the memo starts over. */
+const VIEWS_MAX = 10_000;
 
 const UUID_LENGTH = 36;
 
@@ -83,40 +100,68 @@ export function withFastRecordReads(deps: FastReadDeps, app: Listener): Listener
       route: "/v1/audio_books/:audio_book_id",
       repo: deps.audioBooks as unknown as TaskRepository<TaskDoc>,
       present: (doc) => presentAudioBook(doc as AudioBookDoc, signer),
+      views: new Map(),
     },
     {
       prefix: "/v1/voices/streams/",
       route: "/v1/voices/streams/:voice_id",
       repo: deps.voiceStreams as unknown as TaskRepository<TaskDoc>,
       present: (doc) => presentVoiceStream(doc as VoiceStreamDoc, signer),
+      views: new Map(),
     },
     {
       prefix: "/v1/videos/subtitle/",
       route: "/v1/videos/subtitle/:subtitle_id",
       repo: deps.subtitles as unknown as TaskRepository<TaskDoc>,
       present: (doc) => presentSubtitle(doc as SubtitleDoc, signer),
+      views: new Map(),
     },
   ];
   const requestLines = unredactedChild(deps.logger);
   const limiter = deps.rateLimiter;
   const metrics = deps.metrics !== false;
 
+  /** The answer's body for the record as stored now, if it is the caller's; null otherwise. */
+  const bodyOf = async (kind: Kind, id: string, owner: string): Promise<string | null> => {
+    const stored = kind.repo.getText(id);
+    if (stored === undefined) {
+      const doc = await kind.repo.getOwned(owner, id);
+      return doc === null ? null : JSON.stringify(kind.present(doc));
+    }
+    const text = await stored;
+    if (text === null) return null;
+    const second = Math.floor(Date.now() / 1000);
+    let view = kind.views.get(id);
+    if (view === undefined || view.text !== text) {
+      const doc = JSON.parse(text) as TaskDoc;
+      if (doc.account_id !== owner) return null;
+      if (view === undefined && kind.views.size >= VIEWS_MAX) kind.views.clear();
+      view = { text, doc, body: JSON.stringify(kind.present(doc)), second };
+      kind.views.set(id, view);
+    } else if (view.doc.account_id !== owner) {
+      return null;
+    } else if (view.second !== second) {
+      view.body = JSON.stringify(kind.present(view.doc));
+      view.second = second;
+    }
+    return view.body;
+  };
+
   const serve = async (req: IncomingMessage, res: ServerResponse, kind: Kind, url: string, principal: Principal, requestId: string, started: number) => {
-    let doc: TaskDoc | null;
+    let body: string | null;
     try {
-      doc = await kind.repo.getOwned(principal.accountId, url.slice(kind.prefix.length));
+      body = await bodyOf(kind, url.slice(kind.prefix.length), principal.accountId);
     } catch {
       // the app reads again and answers the store's failure as it does for every route
       return app(req, res);
     }
-    if (doc === null) return app(req, res);
+    if (body === null) return app(req, res);
     let rateFields: [string, string, string, string] | undefined;
     if (limiter !== undefined) {
       const decision = limiter.takeLeased(RateLimiter.partitionOf(principal));
       if (decision === undefined || decision.kind !== "allowed") return app(req, res);
       rateFields = ["RateLimit-Policy", limiter.policyField, "RateLimit", rateLimitField(decision.remaining, decision.fullInSeconds)];
     }
-    const body = JSON.stringify(kind.present(doc));
     const headers: string[] = ["X-Request-Id", requestId];
     if (principal.mode === "sandbox") headers.push("VoiceLoc-Mode", "sandbox");
     if (rateFields !== undefined) headers.push(...rateFields);
