@@ -3,7 +3,7 @@ import { dirname, join } from "node:path";
 import { Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { createLogger, unredactedChild } from "./index.ts";
+import { createLogger, requestLineWriter, unredactedChild } from "./index.ts";
 
 function memory(): { lines: () => Array<Record<string, unknown>>; stream: Writable } {
   const chunks: string[] = [];
@@ -116,5 +116,41 @@ describe("standard output (the default destination)", () => {
     );
     expect(lines).toHaveLength(1000);
     expect(lines.every((l) => (JSON.parse(l) as { msg: string }).msg === "line")).toBe(true);
+  });
+});
+
+describe("requestLineWriter", () => {
+  const samples = [
+    { requestId: "0b7c1e9a-2f4d-4b8e-9c1a-3d5e7f9a1b2c", method: "GET", path: "/v1/audio_books/0b7c1e9a-2f4d-4b8e-9c1a-3d5e7f9a1b2c", status: 200, ms: 0.4, account: "alice" },
+    { requestId: "given-id", method: "POST", path: '/v1/"odd"\\path\u0001', status: 422, ms: 12, account: "sandbox:ünïcode" },
+    { requestId: "x", method: "GET", path: "/healthz", status: 200, ms: 0, account: undefined },
+    { requestId: "y", method: "DELETE", path: "/v1/uploads/u", status: 503, ms: 30000.5, account: "bob" },
+  ];
+
+  it("writes byte for byte the line pino writes for the same fields", async () => {
+    const viaPino = memory();
+    const viaWriter = memory();
+    const a = unredactedChild(createLogger({ name: "gateway", destination: viaPino.stream }).child({ component: "gateway" }));
+    const write = requestLineWriter(createLogger({ name: "gateway", destination: viaWriter.stream }).child({ component: "gateway" }));
+    for (const fields of samples) {
+      if (fields.status >= 500) a.error(fields, "request failed");
+      else a.info(fields, "request");
+      write(fields);
+    }
+    await tick();
+    const strip = (l: Record<string, unknown>) => ({ ...l, time: "t" });
+    expect(viaWriter.lines().map(strip)).toEqual(viaPino.lines().map(strip));
+    expect(viaWriter.lines()).toHaveLength(4);
+    expect(viaWriter.lines()[1]).toMatchObject({ level: "info", service: "gateway", component: "gateway", path: '/v1/"odd"\\path\u0001', msg: "request" });
+    expect(viaWriter.lines()[3]).toMatchObject({ level: "error", msg: "request failed" });
+    expect(Object.keys(viaWriter.lines()[2] as object)).not.toContain("account");
+  });
+
+  it("honours the logger's level", async () => {
+    const out = memory();
+    const write = requestLineWriter(createLogger({ level: "error", destination: out.stream }));
+    for (const fields of samples) write(fields);
+    await tick();
+    expect(out.lines().map((l) => l.status)).toEqual([503]);
   });
 });

@@ -297,8 +297,8 @@ class SqliteCollection<T extends { id: string }> implements EmbeddedCollection<T
     return text === null ? null : (JSON.parse(text) as T);
   }
 
-  async getText(id: string): Promise<string | null> {
-    return this.#text(id, "getText");
+  getTextSync(id: string): string | null {
+    return this.#text(id, "getTextSync");
   }
 
   #text(id: string, method: string): string | null {

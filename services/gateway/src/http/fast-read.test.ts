@@ -38,7 +38,7 @@ afterEach(async () => {
   fixture = undefined;
 });
 
-async function start(env: Record<string, string> = {}): Promise<Fixture> {
+async function start(env: Record<string, string> = {}, options: { withoutStoredText?: boolean } = {}): Promise<Fixture> {
   const dir = await tempDir("voiceloc-fast-");
   const lines: Array<Record<string, unknown>> = [];
   const sink = new Writable({
@@ -57,7 +57,12 @@ async function start(env: Record<string, string> = {}): Promise<Fixture> {
   const gateway = await createGateway({ config, logger: createLogger({ name: "gateway", destination: sink }) });
   const handedOn: string[] = [];
   const app = getRequestListener(gateway.app.fetch);
-  const listener = withFastRecordReads(gateway.deps, (req: IncomingMessage, res: ServerResponse) => {
+  // MongoDB keeps no JSON text: the same repositories without it
+  const withoutText = <T extends object>(repo: T): T => Object.assign(Object.create(repo) as T, { getTextSync: () => undefined });
+  const deps = options.withoutStoredText
+    ? { ...gateway.deps, audioBooks: withoutText(gateway.deps.audioBooks), voiceStreams: withoutText(gateway.deps.voiceStreams), subtitles: withoutText(gateway.deps.subtitles) }
+    : gateway.deps;
+  const listener = withFastRecordReads(deps, (req: IncomingMessage, res: ServerResponse) => {
     handedOn.push(`${req.method ?? ""} ${req.url ?? ""}`);
     void app(req, res);
   });
@@ -189,6 +194,18 @@ describe("fast record reads", () => {
     await f.gateway.deps.audioBooks.updateOwned("alice", id, { task_progress: 75 });
     expect(JSON.parse((await get(f, bookPath(id), { "API-KEY": ALICE_KEY })).body)).toMatchObject({ task_progress: 75 });
     expect(f.handedOn).toHaveLength(1);
+  });
+
+  it("reads and presents the document on every request where the store keeps no text (MongoDB)", async () => {
+    const f = await start({}, { withoutStoredText: true });
+    const id = await completedBook(f, "alice", "No text");
+    const viaApp = await get(f, bookPath(id), { "API-KEY": ALICE_KEY });
+    const fast = await get(f, bookPath(id), { "API-KEY": ALICE_KEY });
+    expect(fast.body).toBe(viaApp.body);
+    await f.gateway.deps.audioBooks.updateOwned("alice", id, { task_progress: 99, task_status: "processing" });
+    expect(JSON.parse((await get(f, bookPath(id), { "API-KEY": ALICE_KEY })).body)).toMatchObject({ task_progress: 99, task_status: "processing" });
+    expect((await get(f, bookPath(id), { "API-KEY": BOB_KEY })).status).toBe(404);
+    expect(f.handedOn).toEqual([`GET ${bookPath(id)}`, `GET ${bookPath(id)}`]); // the first read, and bob's
   });
 
   it("signs download links anew as time passes, as the app does", async () => {

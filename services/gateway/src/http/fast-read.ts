@@ -28,7 +28,7 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { observeHttpRequest, tracingEnabled } from "@voiceloc/telemetry";
-import { unredactedChild, type Logger } from "@voiceloc/log";
+import { requestLineWriter, type Logger } from "@voiceloc/log";
 import type { Authenticator, Principal } from "../auth/authenticator.ts";
 import { presentAudioBook, presentSubtitle, presentVoiceStream, type AudioBookDoc, type SubtitleDoc, type UrlSigner, type VoiceStreamDoc } from "../records/kinds.ts";
 import type { TaskDoc, TaskRepository } from "../records/repository.ts";
@@ -117,19 +117,15 @@ export function withFastRecordReads(deps: FastReadDeps, app: Listener): Listener
       views: new Map(),
     },
   ];
-  const requestLines = unredactedChild(deps.logger);
+  const requestLine = requestLineWriter(deps.logger);
   const limiter = deps.rateLimiter;
   const metrics = deps.metrics !== false;
 
-  /** The answer's body for the record as stored now, if it is the caller's; null otherwise. */
-  const bodyOf = async (kind: Kind, id: string, owner: string): Promise<string | null> => {
-    const stored = kind.repo.getText(id);
-    if (stored === undefined) {
-      const doc = await kind.repo.getOwned(owner, id);
-      return doc === null ? null : JSON.stringify(kind.present(doc));
-    }
-    const text = await stored;
-    if (text === null) return null;
+  /**
+   * The answer's body for the record as stored now from its stored text (see `TaskRepository.getTextSync`),
+   * if it is the caller's; null otherwise.
+   */
+  const bodyFromText = (kind: Kind, id: string, text: string, owner: string): string | null => {
     const second = Math.floor(Date.now() / 1000);
     let view = kind.views.get(id);
     if (view === undefined || view.text !== text) {
@@ -147,15 +143,8 @@ export function withFastRecordReads(deps: FastReadDeps, app: Listener): Listener
     return view.body;
   };
 
-  const serve = async (req: IncomingMessage, res: ServerResponse, kind: Kind, url: string, principal: Principal, requestId: string, started: number) => {
-    let body: string | null;
-    try {
-      body = await bodyOf(kind, url.slice(kind.prefix.length), principal.accountId);
-    } catch {
-      // the app reads again and answers the store's failure as it does for every route
-      return app(req, res);
-    }
-    if (body === null) return app(req, res);
+  /** Answers with `body`, or hands the request to the app when the credential's lease has no token at hand. */
+  const answer = (req: IncomingMessage, res: ServerResponse, kind: Kind, url: string, principal: Principal, requestId: string, started: number, body: string): void => {
     let rateFields: [string, string, string, string] | undefined;
     if (limiter !== undefined) {
       const decision = limiter.takeLeased(RateLimiter.partitionOf(principal));
@@ -169,8 +158,21 @@ export function withFastRecordReads(deps: FastReadDeps, app: Listener): Listener
     res.writeHead(200, headers);
     res.end(body);
     const elapsed = performance.now() - started;
-    requestLines.info({ requestId, method: "GET", path: url, status: 200, ms: Math.round(elapsed * 10) / 10, account: principal.accountId }, "request");
+    requestLine({ requestId, method: "GET", path: url, status: 200, ms: Math.round(elapsed * 10) / 10, account: principal.accountId });
     if (metrics) observeHttpRequest("GET", kind.route, 200, elapsed / 1_000);
+  };
+
+  /** A store without stored text (MongoDB): the record is read and presented on every request. */
+  const answerFromDocument = async (req: IncomingMessage, res: ServerResponse, kind: Kind, url: string, principal: Principal, requestId: string, started: number) => {
+    let doc: TaskDoc | null;
+    try {
+      doc = await kind.repo.getOwned(principal.accountId, url.slice(kind.prefix.length));
+    } catch {
+      // the app reads again and answers the store's failure as it does for every route
+      return app(req, res);
+    }
+    if (doc === null) return app(req, res);
+    answer(req, res, kind, url, principal, requestId, started, JSON.stringify(kind.present(doc)));
   };
 
   return (req, res) => {
@@ -203,6 +205,17 @@ export function withFastRecordReads(deps: FastReadDeps, app: Listener): Listener
     const principal = deps.authenticator.cachedPrincipal({ apiKey, authorization });
     if (principal === undefined) return app(req, res);
     const requestId = given !== undefined && REQUEST_ID.test(given) ? given : randomUUID();
-    void serve(req, res, kind, url, principal, requestId, started);
+    const id = url.slice(kind.prefix.length);
+    let body: string | null;
+    try {
+      const text = kind.repo.getTextSync(id);
+      if (text === undefined) return void answerFromDocument(req, res, kind, url, principal, requestId, started);
+      body = text === null ? null : bodyFromText(kind, id, text, principal.accountId);
+    } catch {
+      // the app reads again and answers the store's failure as it does for every route
+      return app(req, res);
+    }
+    if (body === null) return app(req, res);
+    answer(req, res, kind, url, principal, requestId, started, body);
   };
 }

@@ -97,11 +97,11 @@ export class TaskRepository<T extends TaskDoc> {
   }
 
   /**
-   * The record (whoever owns it) as the JSON text the store keeps, null when there is none, or
-   * undefined when the store keeps no text (see `Collection.getText`).
+   * The record (whoever owns it) as the JSON text the store keeps, read synchronously; null when there
+   * is none, undefined when the store keeps no text (see `Collection.getTextSync`).
    */
-  getText(id: string): Promise<string | null> | undefined {
-    return this.collection.getText?.(id);
+  getTextSync(id: string): string | null | undefined {
+    return this.collection.getTextSync?.(id);
   }
 
   /** The record if it exists and belongs to the account; null otherwise (callers answer 404 either way). */
