@@ -164,6 +164,11 @@ export function pcmFormatForWav(bitsPerSample: number, sampleRate: number, chann
  * Encode raw PCM read from standard input into a stream of bare MP3 frames on standard output: no
  * ID3 tag and no Xing frame (the stream is cut into pieces and joined later; the join writes the
  * Info frame for the whole). Only the pipes may be opened.
+ *
+ * `-flush_packets 0`: on a pipe ffmpeg otherwise writes every packet on its own (one write of ~200
+ * bytes per MP3 frame: ~250,000 writes for a 100,000-character book, measured at 1.7 s of the
+ * encoder's system CPU plus the reader's cost of as many pieces); unflushed it writes its 32 KiB
+ * buffer at a time. The bytes are the same.
  */
 export function buildPcmToMp3StreamArgs(spec: { input: PcmFormat; encode?: EncodeOptions }): string[] {
   const { sampleFormat, sampleRate, channels } = spec.input;
@@ -174,6 +179,7 @@ export function buildPcmToMp3StreamArgs(spec: { input: PcmFormat; encode?: Encod
     "-i", "pipe:0",
     "-map", "0:a:0",
     ...audioEncodeArgs("mp3", spec.encode),
+    "-flush_packets", "0",
     "-write_xing", "0",
     "-id3v2_version", "0",
     "pipe:1",

@@ -6,7 +6,7 @@ import { tempDir } from "@voiceloc/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildPcmToMp3StreamArgs } from "./args.ts";
 import { readEncodedAudioDuration } from "./duration.ts";
-import { buildMp3InfoFrame, mp3SampleRateFor, Mp3FrameSplitter, parseMp3FrameHeader, scanMp3Frames } from "./mp3.ts";
+import { buildMp3InfoFrame, mp3SampleRateFor, Mp3FrameCutter, parseMp3FrameHeader, scanMp3Frames } from "./mp3.ts";
 import { resolveFfmpeg } from "./resolve.ts";
 import { createMediaToolkit, type MediaToolkit } from "./toolkit.ts";
 
@@ -48,13 +48,30 @@ describe("MP3 frames", () => {
     expect(scan.frames).toBeGreaterThanOrEqual(84);
     expect(scan.frames).toBeLessThanOrEqual(88);
 
-    const splitter = new Mp3FrameSplitter();
-    const frames: Buffer[] = [];
-    for (let at = 0; at < stream.length; at += 1000) frames.push(...splitter.push(stream.subarray(at, at + 1000)));
-    expect(frames).toHaveLength(scan.frames);
-    expect(splitter.leftover).toBe(0);
-    expect(Buffer.concat(frames).equals(stream)).toBe(true);
-    expect(() => new Mp3FrameSplitter().push(Buffer.from("not an mp3 frame at all"))).toThrow(/not an MP3 frame/);
+    // Pieces of 1000 bytes (headers and frames cut anywhere), frames taken in runs of 7 as they come.
+    const cutter = new Mp3FrameCutter(512);
+    const runs: Buffer[] = [];
+    for (let at = 0; at < stream.length; at += 1000) {
+      const seen = cutter.push(stream.subarray(at, at + 1000));
+      while (seen - cutter.framesTaken >= 7) runs.push(cutter.take(7));
+    }
+    runs.push(cutter.take(Infinity));
+    expect(cutter.framesSeen).toBe(scan.frames);
+    expect(cutter.framesTaken).toBe(scan.frames);
+    expect(cutter.leftover).toBe(0);
+    expect(runs.slice(0, -1).every((run) => scanMp3Frames(run).frames === 7)).toBe(true);
+    expect(Buffer.concat(runs).equals(stream)).toBe(true);
+    expect(cutter.take(3)).toHaveLength(0);
+    // A cut-off last frame is left over.
+    const cut = new Mp3FrameCutter();
+    cut.push(stream.subarray(0, stream.length - 10));
+    expect(cut.framesSeen).toBe(scan.frames - 1);
+    expect(cut.leftover).toBe(first!.length - 10);
+    expect(() => new Mp3FrameCutter().push(Buffer.from("not an mp3 frame at all"))).toThrow(/not an MP3 frame/);
+    // A frame of another sample rate inside the stream is refused.
+    const other = await encodeStream(tone(0.2, 22050), 22050);
+    expect(() => new Mp3FrameCutter().push(Buffer.concat([stream.subarray(0, 288 * 3), other]))).toThrow(/not an MP3 frame/);
+    expect(() => scanMp3Frames(Buffer.concat([stream.subarray(0, 288 * 3), other]))).toThrow(/damaged/);
   });
 
   it("an Info frame in front of copied frames gives a file ffprobe and ffmpeg read whole, with the exact duration", async () => {

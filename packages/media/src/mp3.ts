@@ -65,40 +65,144 @@ export function sameMp3Stream(a: Mp3FrameHeader, b: Mp3FrameHeader): boolean {
 }
 
 /**
- * Cuts a stream of MP3 frames (an encoder's output, no tags) into whole frames as bytes arrive.
- * Anything that is not a frame where a frame must start is an error: the stream is ours.
+ * The byte lengths of frames shaped like one first frame, by the second and third header bytes, so
+ * that a long stream is walked frame by frame without an object per frame.
  */
-export class Mp3FrameSplitter {
-  private pending: Buffer = Buffer.alloc(0);
-  private first: Mp3FrameHeader | undefined;
+class FrameShape {
+  /** Header byte 1 without the protection bit: sync, version, layer. */
+  private readonly b1: number;
+  /** Sample-rate bits of header byte 2. */
+  private readonly rateBits: number;
+  private readonly mode: number;
+  /** Frame length without padding, by bitrate index (0 where the index is not allowed). */
+  private readonly lengths: number[];
 
-  /** The frames completed by `chunk`, in order. */
-  push(chunk: Buffer): Buffer[] {
-    const data = this.pending.length === 0 ? chunk : Buffer.concat([this.pending, chunk]);
-    const frames: Buffer[] = [];
-    let offset = 0;
-    while (offset + 4 <= data.length) {
-      const header = parseMp3FrameHeader(data, offset);
-      if (header === undefined || (this.first !== undefined && !sameMp3Stream(this.first, header))) {
-        throw new MediaError("FFMPEG_FAILED", "Encoding the audio failed: the encoder wrote something that is not an MP3 frame.");
-      }
-      this.first ??= header;
-      if (offset + header.length > data.length) break;
-      frames.push(data.subarray(offset, offset + header.length));
-      offset += header.length;
-    }
-    this.pending = Buffer.from(data.subarray(offset));
-    return frames;
+  constructor(
+    readonly header: Mp3FrameHeader,
+    buffer: Uint8Array,
+    offset: number,
+  ) {
+    this.b1 = (buffer[offset + 1] ?? 0) & 0xfe;
+    this.rateBits = (buffer[offset + 2] ?? 0) & 0x0c;
+    this.mode = header.channelMode;
+    const table = header.mpeg1 ? BITRATES_V1 : BITRATES_V2;
+    this.lengths = table.map((kbps) => (kbps === 0 ? 0 : Math.floor(((header.mpeg1 ? 144_000 : 72_000) * kbps) / header.sampleRate)));
   }
 
-  /** Bytes left over at the end of the stream (a cut-off frame); 0 for a whole stream. */
+  /**
+   * The length of the frame at `offset` when a frame of this stream starts there (same version, layer,
+   * sample rate and channel mode: what sameMp3Stream asks), 0 when something else does, -1 when fewer
+   * than 4 bytes are left.
+   */
+  lengthAt(buffer: Uint8Array, offset: number): number {
+    if (offset + 4 > buffer.length) return -1;
+    const b2 = buffer[offset + 2]!;
+    if (buffer[offset] !== 0xff || (buffer[offset + 1]! & 0xfe) !== this.b1 || (b2 & 0x0c) !== this.rateBits || buffer[offset + 3]! >> 6 !== this.mode) return 0;
+    const length = this.lengths[b2 >> 4] ?? 0;
+    return length === 0 ? 0 : length + ((b2 >> 1) & 1);
+  }
+}
+
+const NOT_A_FRAME = "Encoding the audio failed: the encoder wrote something that is not an MP3 frame.";
+
+/**
+ * Cuts a stream of MP3 frames (an encoder's output, no tags) into runs of whole frames as bytes
+ * arrive, with no allocation per frame: the bytes are gathered in one growing buffer, the frame ends
+ * are kept as numbers, and `take(count)` hands out the next `count` frames as one Buffer. Anything
+ * that is not a frame where a frame must start is an error: the stream is ours.
+ */
+export class Mp3FrameCutter {
+  private buffer: Buffer;
+  /** Bytes of `buffer` filled. */
+  private filled = 0;
+  /** Where the next frame starts in `buffer` (all before it is cut into frames). */
+  private scanned = 0;
+  /** End offsets in `buffer` of the frames not taken yet, from `head` on. */
+  private ends: number[] = [];
+  private head = 0;
+  private shape: FrameShape | undefined;
+  private seen = 0;
+  private taken = 0;
+
+  constructor(private readonly initialBytes = 256 * 1024) {
+    this.buffer = Buffer.allocUnsafe(initialBytes);
+  }
+
+  /** Adds bytes of the stream; returns the number of whole frames seen so far. */
+  push(chunk: Uint8Array): number {
+    if (this.filled + chunk.length > this.buffer.length) this.grow(this.filled + chunk.length);
+    this.buffer.set(chunk, this.filled);
+    this.filled += chunk.length;
+    const data = this.buffer.subarray(0, this.filled);
+    let offset = this.scanned;
+    while (offset + 4 <= data.length) {
+      if (this.shape === undefined) {
+        const header = parseMp3FrameHeader(data, offset);
+        if (header === undefined) throw new MediaError("FFMPEG_FAILED", NOT_A_FRAME);
+        this.shape = new FrameShape(header, data, offset);
+      }
+      const length = this.shape.lengthAt(data, offset);
+      if (length === 0) throw new MediaError("FFMPEG_FAILED", NOT_A_FRAME);
+      if (offset + length > data.length) break;
+      offset += length;
+      this.ends.push(offset);
+      this.seen++;
+    }
+    this.scanned = offset;
+    return this.seen;
+  }
+
+  /**
+   * The next `count` whole frames (fewer when fewer were seen) as one Buffer of their bytes. The
+   * Buffer is the caller's: later pushes never write into it.
+   */
+  take(count: number): Buffer {
+    const n = Math.max(0, Math.min(count, this.seen - this.taken));
+    if (n === 0) return Buffer.alloc(0);
+    const cut = this.ends[this.head + n - 1]!;
+    const out = this.buffer.subarray(0, cut);
+    // The rest moves to a new buffer, so `out` stays as it is.
+    const rest = this.filled - cut;
+    const next = Buffer.allocUnsafe(Math.max(this.initialBytes, rest * 2));
+    this.buffer.copy(next, 0, cut, this.filled);
+    this.buffer = next;
+    this.filled = rest;
+    this.scanned -= cut;
+    this.head += n;
+    const left = this.ends.length - this.head;
+    for (let i = 0; i < left; i++) this.ends[i] = this.ends[this.head + i]! - cut;
+    this.ends.length = left;
+    this.head = 0;
+    this.taken += n;
+    return out;
+  }
+
+  /** Whole frames seen since the start of the stream. */
+  get framesSeen(): number {
+    return this.seen;
+  }
+
+  /** Frames handed out by `take`. */
+  get framesTaken(): number {
+    return this.taken;
+  }
+
+  /** Bytes after the last whole frame (a cut-off frame at the end of the stream); 0 for a whole stream. */
   get leftover(): number {
-    return this.pending.length;
+    return this.filled - this.scanned;
   }
 
   /** The header of the first frame seen. */
   get header(): Mp3FrameHeader | undefined {
-    return this.first;
+    return this.shape?.header;
+  }
+
+  private grow(needed: number): void {
+    let size = this.buffer.length * 2;
+    while (size < needed) size *= 2;
+    const bigger = Buffer.allocUnsafe(size);
+    this.buffer.copy(bigger, 0, 0, this.filled);
+    this.buffer = bigger;
   }
 }
 
@@ -116,17 +220,18 @@ export interface Mp3FrameScan {
 export function scanMp3Frames(buffer: Uint8Array): Mp3FrameScan {
   let offset = 0;
   let frames = 0;
-  let first: Mp3FrameHeader | undefined;
+  let shape: FrameShape | undefined;
   while (offset < buffer.length) {
-    const header = parseMp3FrameHeader(buffer, offset);
-    if (header === undefined || offset + header.length > buffer.length || (first !== undefined && !sameMp3Stream(first, header))) {
+    const first = shape === undefined ? parseMp3FrameHeader(buffer, offset) : undefined;
+    if (first !== undefined) shape = new FrameShape(first, buffer, offset);
+    const length = shape === undefined ? 0 : shape.lengthAt(buffer, offset);
+    if (length <= 0 || offset + length > buffer.length) {
       throw new MediaError("MEDIA_UNREADABLE", `The MP3 data is damaged: no whole frame at byte ${offset}.`);
     }
-    first ??= header;
     frames++;
-    offset += header.length;
+    offset += length;
   }
-  return { header: first, frames, bytes: buffer.length };
+  return { header: shape?.header, frames, bytes: buffer.length };
 }
 
 /**

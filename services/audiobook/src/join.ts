@@ -1,5 +1,5 @@
 import { createReadStream } from "node:fs";
-import { readFile } from "node:fs/promises";
+import { open } from "node:fs/promises";
 import { Readable } from "node:stream";
 import { buildMp3InfoFrame, MediaError, sameMp3Stream, scanMp3Frames, type Mp3FrameHeader } from "@voiceloc/media";
 
@@ -23,8 +23,26 @@ export async function joinMp3Chunks(inputs: readonly string[]): Promise<JoinedMp
   let header: Mp3FrameHeader | undefined;
   let frames = 0;
   let audioBytes = 0;
+  // One buffer, grown to the largest chunk, for every chunk's check (a book's MP3 passes through it
+  // with no allocation per chunk; fresh buffers of that size make the collector run several times).
+  let buffer = Buffer.allocUnsafe(0);
   for (const [i, path] of inputs.entries()) {
-    const scan = scanMp3Frames(await readFile(path));
+    const file = await open(path, "r");
+    let bytes: Buffer;
+    try {
+      const { size } = await file.stat();
+      if (size > buffer.length) buffer = Buffer.allocUnsafe(Math.max(size, buffer.length * 2));
+      let read = 0;
+      while (read < size) {
+        const { bytesRead } = await file.read(buffer, read, size - read, read);
+        if (bytesRead === 0) break;
+        read += bytesRead;
+      }
+      bytes = buffer.subarray(0, read);
+    } finally {
+      await file.close();
+    }
+    const scan = scanMp3Frames(bytes);
     if (scan.header !== undefined) {
       if (header !== undefined && !sameMp3Stream(header, scan.header)) {
         throw new MediaError("MEDIA_UNREADABLE", `Part ${i + 1} of the audio book was encoded in another shape than the parts before it.`);

@@ -19,7 +19,7 @@ import { open, rename, rm } from "node:fs/promises";
 import { readWavInfo } from "@voiceloc/engines";
 import {
   buildPcmToMp3StreamArgs,
-  Mp3FrameSplitter,
+  Mp3FrameCutter,
   pcmFormatForWav,
   WAV_DEMUXERS,
   writeAll,
@@ -134,8 +134,8 @@ async function readSpoken(media: MediaToolkit, index: number, path: string, sign
   return { index, path, format, dataOffset: info.dataOffset, dataBytes: stated - (stated % blockAlign) };
 }
 
-/** Bytes of samples read and written at a time. */
-const FEED_BYTES = 256 * 1024;
+/** Bytes of samples read and written at a time (1 MiB: a quarter of the syscalls of 256 KiB, measured). */
+const FEED_BYTES = 1024 * 1024;
 
 const sameFormat = (a: PcmFormat, b: PcmFormat) => a.sampleFormat === b.sampleFormat && a.sampleRate === b.sampleRate && a.channels === b.channels;
 
@@ -171,10 +171,7 @@ export async function runLanes(queue: ChunkQueue, lanes: number, options: LaneOp
     /** Chunks fed whole, with the output sample their audio ends at, oldest first. */
     const ends: Array<{ index: number; endSample: number }> = [];
     let fedSamples = 0;
-    const splitter = new Mp3FrameSplitter();
-    let frames: Buffer[] = [];
-    let framesSeen = 0;
-    let framesEmitted = 0;
+    const cutter = new Mp3FrameCutter();
     let storing: Promise<void> = Promise.resolve();
     let storeFailure: { error: unknown } | undefined;
     const run = new AbortController();
@@ -182,10 +179,7 @@ export async function runLanes(queue: ChunkQueue, lanes: number, options: LaneOp
     signal.addEventListener("abort", onAbort, { once: true });
 
     const emit = (index: number, count: number) => {
-      const taken = frames.slice(0, count);
-      frames = frames.slice(count);
-      framesEmitted += count;
-      const mp3 = Buffer.concat(taken);
+      const mp3 = cutter.take(count);
       storing = storing.then(async () => {
         if (storeFailure !== undefined) return;
         try {
@@ -198,13 +192,14 @@ export async function runLanes(queue: ChunkQueue, lanes: number, options: LaneOp
     };
     /** Hands each fully encoded chunk its frames: those whose first sample lies before the chunk's end. */
     const emitReady = (final: boolean) => {
-      const spf = splitter.header?.samplesPerFrame ?? 1152;
+      const spf = cutter.header?.samplesPerFrame ?? 1152;
+      const framesSeen = cutter.framesSeen;
       while (ends.length > 0) {
         const { index, endSample } = ends[0]!;
         const last = final && ends.length === 1;
         const endFrame = last ? framesSeen : Math.ceil(endSample / spf);
         if (!final && framesSeen < endFrame) return;
-        emit(index, Math.max(0, Math.min(endFrame, framesSeen) - framesEmitted));
+        emit(index, Math.max(0, Math.min(endFrame, framesSeen) - cutter.framesTaken));
         ends.shift();
       }
     };
@@ -255,14 +250,11 @@ export async function runLanes(queue: ChunkQueue, lanes: number, options: LaneOp
         what: "Encoding the speech",
         stdin: feeder,
         onStdout: (chunk) => {
-          for (const frame of splitter.push(chunk)) {
-            frames.push(frame);
-            framesSeen++;
-          }
+          cutter.push(chunk);
           emitReady(false);
         },
       });
-      if (splitter.leftover !== 0) throw new Error("The MP3 encoder stopped in the middle of a frame.");
+      if (cutter.leftover !== 0) throw new Error("The MP3 encoder stopped in the middle of a frame.");
       emitReady(true);
     } catch (error) {
       await storing;
