@@ -1,6 +1,9 @@
+import { spawn } from "node:child_process";
+import { dirname, join } from "node:path";
 import { Writable } from "node:stream";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { createLogger, unredactedChild } from "./index.ts";
+import { createLogger, requestLineWriter, unredactedChild } from "./index.ts";
 
 function memory(): { lines: () => Array<Record<string, unknown>>; stream: Writable } {
   const chunks: string[] = [];
@@ -82,5 +85,72 @@ describe("unredactedChild", () => {
     unredactedChild(logger).warn({ status: 500 }, "request failed");
     await tick();
     expect(out.lines().map((line) => line.msg)).toEqual(["request failed"]);
+  });
+});
+
+describe("standard output (the default destination)", () => {
+  const here = dirname(fileURLToPath(import.meta.url));
+
+  /** Runs a script that logs through createLogger() to its stdout; resolves with what it wrote. */
+  function run(body: string): Promise<string[]> {
+    const script = `import { createLogger } from ${JSON.stringify(join(here, "index.ts"))};\nconst logger = createLogger({ name: "t" });\n${body}\n`;
+    return new Promise((resolve, reject) => {
+      const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { cwd: here, stdio: ["ignore", "pipe", "inherit"] });
+      let out = "";
+      child.stdout.setEncoding("utf8");
+      child.stdout.on("data", (chunk: string) => (out += chunk));
+      child.on("error", reject);
+      child.on("close", () => resolve(out.split("\n").filter(Boolean)));
+    });
+  }
+
+  it("writes every line, in order, also when the process exits in the same turn it logged them", async () => {
+    const lines = await run(`for (let i = 0; i < 2000; i += 1) logger.info({ i }, "line");\nprocess.exit(0);`);
+    expect(lines).toHaveLength(2000);
+    expect(lines.map((l) => (JSON.parse(l) as { i: number }).i)).toEqual(Array.from({ length: 2000 }, (_, i) => i));
+  });
+
+  it("writes the lines of many turns, each whole", async () => {
+    const lines = await run(
+      `let n = 0;\nconst t = setInterval(() => { for (let i = 0; i < 50; i += 1) logger.info({ n: n++, pad: "x".repeat(300) }, "line"); if (n >= 1000) clearInterval(t); }, 1);`,
+    );
+    expect(lines).toHaveLength(1000);
+    expect(lines.every((l) => (JSON.parse(l) as { msg: string }).msg === "line")).toBe(true);
+  });
+});
+
+describe("requestLineWriter", () => {
+  const samples = [
+    { requestId: "0b7c1e9a-2f4d-4b8e-9c1a-3d5e7f9a1b2c", method: "GET", path: "/v1/audio_books/0b7c1e9a-2f4d-4b8e-9c1a-3d5e7f9a1b2c", status: 200, ms: 0.4, account: "alice" },
+    { requestId: "given-id", method: "POST", path: '/v1/"odd"\\path\u0001', status: 422, ms: 12, account: "sandbox:ünïcode" },
+    { requestId: "x", method: "GET", path: "/healthz", status: 200, ms: 0, account: undefined },
+    { requestId: "y", method: "DELETE", path: "/v1/uploads/u", status: 503, ms: 30000.5, account: "bob" },
+  ];
+
+  it("writes byte for byte the line pino writes for the same fields", async () => {
+    const viaPino = memory();
+    const viaWriter = memory();
+    const a = unredactedChild(createLogger({ name: "gateway", destination: viaPino.stream }).child({ component: "gateway" }));
+    const write = requestLineWriter(createLogger({ name: "gateway", destination: viaWriter.stream }).child({ component: "gateway" }));
+    for (const fields of samples) {
+      if (fields.status >= 500) a.error(fields, "request failed");
+      else a.info(fields, "request");
+      write(fields);
+    }
+    await tick();
+    const strip = (l: Record<string, unknown>) => ({ ...l, time: "t" });
+    expect(viaWriter.lines().map(strip)).toEqual(viaPino.lines().map(strip));
+    expect(viaWriter.lines()).toHaveLength(4);
+    expect(viaWriter.lines()[1]).toMatchObject({ level: "info", service: "gateway", component: "gateway", path: '/v1/"odd"\\path\u0001', msg: "request" });
+    expect(viaWriter.lines()[3]).toMatchObject({ level: "error", msg: "request failed" });
+    expect(Object.keys(viaWriter.lines()[2] as object)).not.toContain("account");
+  });
+
+  it("honours the logger's level", async () => {
+    const out = memory();
+    const write = requestLineWriter(createLogger({ level: "error", destination: out.stream }));
+    for (const fields of samples) write(fields);
+    await tick();
+    expect(out.lines().map((l) => l.status)).toEqual([503]);
   });
 });

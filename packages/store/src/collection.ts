@@ -60,6 +60,14 @@ export interface Collection<T extends { id: string }> {
   insertMany(docs: T[]): Promise<void>;
   /** Returns the document with this id, or null. */
   get(id: string): Promise<T | null>;
+  /**
+   * The document with this id as the JSON text the store keeps, or null, read synchronously; only where
+   * documents are kept as text in this process's own database (the embedded store, whose reads never
+   * wait on I/O; MongoDB's adapter has none). The text is the same until the document changes, so a
+   * reader may keep what it derives from a document for as long as the text is unchanged, reading the
+   * text (not parsing it) on every request.
+   */
+  getTextSync?(id: string): string | null;
   findOne(filter: Filter): Promise<T | null>;
   find(filter: Filter, options?: FindOptions): Promise<T[]>;
   count(filter: Filter): Promise<number>;

@@ -293,12 +293,20 @@ class SqliteCollection<T extends { id: string }> implements EmbeddedCollection<T
   }
 
   async get(id: string): Promise<T | null> {
-    if (typeof id !== "string") throw new StoreError("invalid_argument", "get takes a string id");
+    const text = this.#text(id, "get");
+    return text === null ? null : (JSON.parse(text) as T);
+  }
+
+  getTextSync(id: string): string | null {
+    return this.#text(id, "getTextSync");
+  }
+
+  #text(id: string, method: string): string | null {
+    if (typeof id !== "string") throw new StoreError("invalid_argument", `${method} takes a string id`);
     try {
       const stmt = this.#getStatement();
       this.store.reading();
-      const doc = stmt.get(id) as string | undefined;
-      return doc === undefined ? null : (JSON.parse(doc) as T);
+      return (stmt.get(id) as string | undefined) ?? null;
     } catch (err) {
       throw mapError(err, this.name);
     }

@@ -3,7 +3,7 @@ import { OpenAPIHono } from "@hono/zod-openapi";
 import { HTTPException } from "hono/http-exception";
 import type { Context } from "hono";
 import { toValidationDetail } from "@voiceloc/contracts";
-import { unredactedChild, type Logger } from "@voiceloc/log";
+import { requestLineWriter, type Logger } from "@voiceloc/log";
 import type { Store } from "@voiceloc/store";
 import type { Authenticator } from "./auth/authenticator.ts";
 import { METHODS_WITH_BODY, parseJson, limitBody } from "./http/body.ts";
@@ -117,7 +117,7 @@ export function createApp(deps: GatewayDeps): GatewayApp {
   // One middleware for the request id and the request line: a per-request logger child is made only
   // when something logs through it (requestLog), and the line itself skips the redaction pass (its
   // fields are fixed and hold no secret).
-  const requestLines = unredactedChild(deps.logger);
+  const requestLine = requestLineWriter(deps.logger);
   app.use("*", async (c, next) => {
     const given = requestHeader(c, "x-request-id");
     const id = given !== undefined && given.length > 0 && given.length <= 255 && !/[^\w\-=]/.test(given) ? given : randomUUID();
@@ -128,9 +128,7 @@ export function createApp(deps: GatewayDeps): GatewayApp {
     applyHeaderFields(c);
     const ms = Math.round((performance.now() - started) * 10) / 10;
     const status = c.res.status;
-    const fields = { requestId: id, method: c.req.method, path: c.req.path, status, ms, account: c.get("principal")?.accountId };
-    if (status >= 500) requestLines.error(fields, "request failed");
-    else requestLines.info(fields, "request");
+    requestLine({ requestId: id, method: c.req.method, path: c.req.path, status, ms, account: c.get("principal")?.accountId });
   });
 
   // Authentication first (401 before 422), then the credential's request rate, for every /v1 operation.

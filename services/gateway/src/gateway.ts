@@ -1,8 +1,9 @@
 import { randomBytes } from "node:crypto";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { Server } from "node:http";
-import { serve } from "@hono/node-server";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { getRequestListener } from "@hono/node-server";
 import type { Config } from "@voiceloc/config";
 import type { Logger } from "@voiceloc/log";
 import { openEmbeddedStore, openMongoStore, type Store } from "@voiceloc/store";
@@ -22,6 +23,7 @@ import { TaskMesh, type TaskMeshOptions } from "./mesh/tasks.ts";
 import { DispatchSlots } from "./mesh/slots.ts";
 import { busCapabilities } from "./mesh/capabilities.ts";
 import { RateLimiter } from "./http/rate-limit.ts";
+import { withFastRecordReads } from "./http/fast-read.ts";
 import { AccountRepository } from "./accounts/accounts.ts";
 import { SessionStore } from "./accounts/sessions.ts";
 import { LoginThrottle } from "./accounts/throttle.ts";
@@ -251,11 +253,15 @@ export async function createGateway(options: GatewayOptions): Promise<GatewaySer
       stopPurging ??= deps.idempotency.startPurging(options.idempotencyPurgeIntervalMs ?? IDEMPOTENCY_PURGE_INTERVAL_MS, logger);
       stopUploadSweep ??= startUploadSweep(uploadRepo, uploadBlobs, options.uploadSweepIntervalMs ?? config.uploads.sweepIntervalMs, logger);
       return new Promise<number>((resolve, reject) => {
-        const s = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, (info) => {
-          logger.info({ port: info.port, store: store.kind }, "gateway listening");
-          resolve(info.port);
-        }) as Server;
+        // The app behind the fast path for record reads (see http/fast-read.ts), as @hono/node-server's `serve` would run it.
+        const listener = withFastRecordReads(deps, getRequestListener(app.fetch, { hostname: config.host }));
+        const s = createServer(listener);
         s.once("error", reject);
+        s.listen(config.port, config.host, () => {
+          const port = (s.address() as AddressInfo).port;
+          logger.info({ port, store: store.kind }, "gateway listening");
+          resolve(port);
+        });
         server = s;
       });
     },

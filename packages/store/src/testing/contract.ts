@@ -151,6 +151,20 @@ export function describeStoreContract(name: string, makeStore: MakeStore): void 
         }
       });
 
+      it("gives the stored text, where it keeps any, the same until the document changes", async () => {
+        const col = await open();
+        if (col.getTextSync === undefined) return; // MongoDB keeps no JSON text
+        expect(col.getTextSync("nope")).toBeNull();
+        await col.insert(structuredClone(RICH));
+        const text = col.getTextSync("rich-1");
+        expect(JSON.parse(text as string)).toEqual(RICH);
+        expect(col.getTextSync("rich-1")).toBe(text);
+        await col.updateOne({ id: "rich-1" }, { title: "changed" });
+        const changed = col.getTextSync("rich-1");
+        expect(changed).not.toBe(text);
+        expect(JSON.parse(changed as string)).toEqual(await col.get("rich-1"));
+      });
+
       it("rejects a duplicate id with DuplicateKeyError and keeps the original", async () => {
         const col = await open();
         await col.insert({ id: "dup", v: "first" });

@@ -73,6 +73,23 @@ export class Authenticator {
     return this.viaApiKey(credential);
   }
 
+  /**
+   * The principal `authenticate` would give these headers when it needs no lookup: an API key (in
+   * `API-KEY`, or `Authorization: Bearer` when it is not shaped like a JWT) verified within
+   * KEY_CACHE_TTL_MS. Undefined in every other case (the caller then authenticates).
+   */
+  cachedPrincipal(headers: { apiKey?: string | undefined; authorization?: string | undefined }): Principal | undefined {
+    let key: string | undefined;
+    if (headers.apiKey !== undefined && headers.apiKey !== "") key = headers.apiKey.trim();
+    else {
+      const match = headers.authorization === undefined ? null : /^Bearer\s+(\S+)$/i.exec(headers.authorization.trim());
+      if (match?.[1] === undefined || JWT_SHAPE.test(match[1])) return undefined;
+      key = match[1];
+    }
+    const cached = this.keyCache.get(key);
+    return cached !== undefined && cached.until > Date.now() ? cached.principal : undefined;
+  }
+
   private async viaApiKey(key: string): Promise<Principal> {
     if (key.length > MAX_CREDENTIAL_LENGTH) throw new UnauthorizedError("Invalid API key", "invalid_token");
     const now = Date.now();

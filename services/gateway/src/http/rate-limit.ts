@@ -177,6 +177,20 @@ export class RateLimiter {
     }
   }
 
+  /**
+   * Spends one request from this gateway's lease without waiting: `allowed` when a leased token is
+   * at hand, undefined when taking one needs the store (a new lease) or the credential is refused
+   * (the caller then goes through `take`, which answers those).
+   */
+  takeLeased(partition: string): RateDecision | undefined {
+    const bucket = this.#local.get(partition);
+    if (bucket === undefined || bucket.tokens <= 0) return undefined;
+    const now = this.nowMs() * US_PER_MS;
+    if (now >= bucket.leaseUntil) return undefined;
+    bucket.tokens -= 1;
+    return this.#allowed(bucket, now);
+  }
+
   #allowed(bucket: LocalBucket, now: number): RateDecision {
     const tat = bucket.tat ?? now;
     const shared = Math.max(0, Math.floor((now + this.#capacity - Math.max(tat, now)) / this.#interval));

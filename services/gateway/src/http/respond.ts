@@ -87,7 +87,8 @@ function isHttpWhitespace(code: number): boolean {
   return code === 0x20 || code === 0x09 || code === 0x0a || code === 0x0d;
 }
 
-function trimHttpWhitespace(value: string): string {
+/** A header value without leading and trailing HTTP whitespace (SP, HTAB, CR, LF), as `Headers` gives it. */
+export function trimHttpWhitespace(value: string): string {
   let start = 0;
   let end = value.length;
   while (start < end && isHttpWhitespace(value.charCodeAt(start))) start += 1;

@@ -96,6 +96,14 @@ export class TaskRepository<T extends TaskDoc> {
     return this.collection.get(id);
   }
 
+  /**
+   * The record (whoever owns it) as the JSON text the store keeps, read synchronously; null when there
+   * is none, undefined when the store keeps no text (see `Collection.getTextSync`).
+   */
+  getTextSync(id: string): string | null | undefined {
+    return this.collection.getTextSync?.(id);
+  }
+
   /** The record if it exists and belongs to the account; null otherwise (callers answer 404 either way). */
   async getOwned(accountId: string, id: string): Promise<T | null> {
     const doc = await this.collection.get(id);

@@ -1,0 +1,221 @@
+/**
+ * Record reads (`GET /v1/audio_books/{id}`, `/v1/voices/streams/{id}`, `/v1/videos/subtitle/{id}`)
+ * answered straight from Node's request, before the Hono app: the one operation clients poll, and
+ * the one a busy gateway serves most.
+ *
+ * Through the app a read costs several times what the read itself does: a Web `Request`, the
+ * middleware chain's promises, the param schema, the route match. Here the same steps run in plain
+ * code, and anything out of the ordinary goes to the app unchanged, which then does everything
+ * itself (so every rule has one definition, the app's, and this path only takes a subset):
+ *
+ * - only `GET` of an exact path with a lower-case canonical UUID, no query string;
+ * - only a credential the authenticator verified within its cache time (`cachedPrincipal`): an
+ *   unknown, revoked, unapproved or new key, an access token (JWT) or no credential goes to the app;
+ * - only a record that exists and belongs to the caller (a 404 is the app's), read from the store on
+ *   every request, so progress shows at once. Where the store keeps documents as JSON text (the
+ *   embedded store), the text is read and compared with the text the last answer for that record was
+ *   made from: unchanged, the same answer is sent again (made anew each second, as its signed links
+ *   are); changed, it is parsed and presented anew. Nothing but that rendering is kept;
+ * - only while the credential's rate-limit lease has a token at hand (`takeLeased`); a new lease or a
+ *   refusal is the app's. The read happens before the token is spent, so a request handed to the app
+ *   is metered once, there;
+ * - not while tracing is on (the app makes the server span).
+ *
+ * The answer is the app's byte for byte: the same body (the same presenter), the same header fields
+ * in the same order (`X-Request-Id`, `VoiceLoc-Mode` for a sandbox key, the RateLimit fields,
+ * `content-type`), the same request line in the log and the same metrics series.
+ */
+import { randomUUID } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { observeHttpRequest, tracingEnabled } from "@voiceloc/telemetry";
+import { requestLineWriter, type Logger } from "@voiceloc/log";
+import type { Authenticator, Principal } from "../auth/authenticator.ts";
+import { presentAudioBook, presentSubtitle, presentVoiceStream, type AudioBookDoc, type SubtitleDoc, type UrlSigner, type VoiceStreamDoc } from "../records/kinds.ts";
+import type { TaskDoc, TaskRepository } from "../records/repository.ts";
+import { RateLimiter, rateLimitField } from "./rate-limit.ts";
+import { trimHttpWhitespace } from "./respond.ts";
+
+export interface FastReadDeps {
+  logger: Logger;
+  authenticator: Authenticator;
+  audioBooks: TaskRepository<AudioBookDoc>;
+  voiceStreams: TaskRepository<VoiceStreamDoc>;
+  subtitles: TaskRepository<SubtitleDoc>;
+  signer: UrlSigner;
+  rateLimiter?: RateLimiter | undefined;
+  /** `false`: the app has no HTTP metrics, so neither does this path. */
+  metrics?: boolean | undefined;
+}
+
+type Listener = (req: IncomingMessage, res: ServerResponse) => void;
+
+interface Kind {
+  /** Path up to and including the slash before the id. */
+  prefix: string;
+  /** The route pattern the app registers (its metrics label). */
+  route: string;
+  repo: TaskRepository<TaskDoc>;
+  present: (doc: TaskDoc) => unknown;
+  /** Record id → the last answer made for it and the stored text it was made from. */
+  views: Map<string, View>;
+}
+
+interface View {
+  /** The stored JSON text the answer was made from. */
+  text: string;
+  doc: TaskDoc;
+  /** The JSON body, made within `second` (signed links change with the second they were signed in). */
+  body: string;
+  second: number;
+}
+
+/** Records whose answers are remembered (per kind) before the memo starts over. */
+const VIEWS_MAX = 10_000;
+
+const UUID_LENGTH = 36;
+
+/** A lower-case canonical UUID: the only spelling of an id the app's param schema leaves unchanged. */
+function isCanonicalUuid(s: string, from: number): boolean {
+  if (s.length - from !== UUID_LENGTH) return false;
+  for (let i = 0; i < UUID_LENGTH; i += 1) {
+    const c = s.charCodeAt(from + i);
+    if (i === 8 || i === 13 || i === 18 || i === 23) {
+      if (c !== 0x2d) return false;
+    } else if (!((c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x66))) return false;
+  }
+  return true;
+}
+
+const REQUEST_ID = /^[\w\-=]{1,255}$/;
+
+/**
+ * A request listener that answers the record reads it can and hands every other request to `app`
+ * (the Hono app's listener).
+ */
+export function withFastRecordReads(deps: FastReadDeps, app: Listener): Listener {
+  const signer = deps.signer;
+  const kinds: Kind[] = [
+    {
+      prefix: "/v1/audio_books/",
+      route: "/v1/audio_books/:audio_book_id",
+      repo: deps.audioBooks as unknown as TaskRepository<TaskDoc>,
+      present: (doc) => presentAudioBook(doc as AudioBookDoc, signer),
+      views: new Map(),
+    },
+    {
+      prefix: "/v1/voices/streams/",
+      route: "/v1/voices/streams/:voice_id",
+      repo: deps.voiceStreams as unknown as TaskRepository<TaskDoc>,
+      present: (doc) => presentVoiceStream(doc as VoiceStreamDoc, signer),
+      views: new Map(),
+    },
+    {
+      prefix: "/v1/videos/subtitle/",
+      route: "/v1/videos/subtitle/:subtitle_id",
+      repo: deps.subtitles as unknown as TaskRepository<TaskDoc>,
+      present: (doc) => presentSubtitle(doc as SubtitleDoc, signer),
+      views: new Map(),
+    },
+  ];
+  const requestLine = requestLineWriter(deps.logger);
+  const limiter = deps.rateLimiter;
+  const metrics = deps.metrics !== false;
+
+  /**
+   * The answer's body for the record as stored now from its stored text (see `TaskRepository.getTextSync`),
+   * if it is the caller's; null otherwise.
+   */
+  const bodyFromText = (kind: Kind, id: string, text: string, owner: string): string | null => {
+    const second = Math.floor(Date.now() / 1000);
+    let view = kind.views.get(id);
+    if (view === undefined || view.text !== text) {
+      const doc = JSON.parse(text) as TaskDoc;
+      if (doc.account_id !== owner) return null;
+      if (view === undefined && kind.views.size >= VIEWS_MAX) kind.views.clear();
+      view = { text, doc, body: JSON.stringify(kind.present(doc)), second };
+      kind.views.set(id, view);
+    } else if (view.doc.account_id !== owner) {
+      return null;
+    } else if (view.second !== second) {
+      view.body = JSON.stringify(kind.present(view.doc));
+      view.second = second;
+    }
+    return view.body;
+  };
+
+  /** Answers with `body`, or hands the request to the app when the credential's lease has no token at hand. */
+  const answer = (req: IncomingMessage, res: ServerResponse, kind: Kind, url: string, principal: Principal, requestId: string, started: number, body: string): void => {
+    let rateFields: [string, string, string, string] | undefined;
+    if (limiter !== undefined) {
+      const decision = limiter.takeLeased(RateLimiter.partitionOf(principal));
+      if (decision === undefined || decision.kind !== "allowed") return app(req, res);
+      rateFields = ["RateLimit-Policy", limiter.policyField, "RateLimit", rateLimitField(decision.remaining, decision.fullInSeconds)];
+    }
+    const headers: string[] = ["X-Request-Id", requestId];
+    if (principal.mode === "sandbox") headers.push("VoiceLoc-Mode", "sandbox");
+    if (rateFields !== undefined) headers.push(...rateFields);
+    headers.push("content-type", "application/json", "Content-Length", String(Buffer.byteLength(body)));
+    res.writeHead(200, headers);
+    res.end(body);
+    const elapsed = performance.now() - started;
+    requestLine({ requestId, method: "GET", path: url, status: 200, ms: Math.round(elapsed * 10) / 10, account: principal.accountId });
+    if (metrics) observeHttpRequest("GET", kind.route, 200, elapsed / 1_000);
+  };
+
+  /** A store without stored text (MongoDB): the record is read and presented on every request. */
+  const answerFromDocument = async (req: IncomingMessage, res: ServerResponse, kind: Kind, url: string, principal: Principal, requestId: string, started: number) => {
+    let doc: TaskDoc | null;
+    try {
+      doc = await kind.repo.getOwned(principal.accountId, url.slice(kind.prefix.length));
+    } catch {
+      // the app reads again and answers the store's failure as it does for every route
+      return app(req, res);
+    }
+    if (doc === null) return app(req, res);
+    answer(req, res, kind, url, principal, requestId, started, JSON.stringify(kind.present(doc)));
+  };
+
+  return (req, res) => {
+    const url = req.url;
+    if (req.method !== "GET" || url === undefined || url.length > 64) return app(req, res);
+    let kind: Kind | undefined;
+    for (const k of kinds) {
+      if (url.startsWith(k.prefix)) {
+        kind = k;
+        break;
+      }
+    }
+    if (kind === undefined || !isCanonicalUuid(url, kind.prefix.length) || tracingEnabled()) return app(req, res);
+    const started = performance.now();
+    // The three header fields this path reads, as the app reads them: several fields of one name joined with ", ".
+    let apiKey: string | undefined;
+    let authorization: string | undefined;
+    let given: string | undefined;
+    const raw = req.rawHeaders;
+    for (let i = 0; i + 1 < raw.length; i += 2) {
+      const name = raw[i] as string;
+      const length = name.length;
+      if (length !== 7 && length !== 12 && length !== 13) continue;
+      const lower = name.toLowerCase();
+      const value = trimHttpWhitespace(raw[i + 1] as string);
+      if (lower === "api-key") apiKey = apiKey === undefined ? value : `${apiKey}, ${value}`;
+      else if (lower === "authorization") authorization = authorization === undefined ? value : `${authorization}, ${value}`;
+      else if (lower === "x-request-id") given = given === undefined ? value : `${given}, ${value}`;
+    }
+    const principal = deps.authenticator.cachedPrincipal({ apiKey, authorization });
+    if (principal === undefined) return app(req, res);
+    const requestId = given !== undefined && REQUEST_ID.test(given) ? given : randomUUID();
+    const id = url.slice(kind.prefix.length);
+    let body: string | null;
+    try {
+      const text = kind.repo.getTextSync(id);
+      if (text === undefined) return void answerFromDocument(req, res, kind, url, principal, requestId, started);
+      body = text === null ? null : bodyFromText(kind, id, text, principal.accountId);
+    } catch {
+      // the app reads again and answers the store's failure as it does for every route
+      return app(req, res);
+    }
+    if (body === null) return app(req, res);
+    answer(req, res, kind, url, principal, requestId, started, body);
+  };
+}
