@@ -134,6 +134,26 @@ export class Mp3FrameCutter {
     if (this.filled + chunk.length > this.buffer.length) this.grow(this.filled + chunk.length);
     this.buffer.set(chunk, this.filled);
     this.filled += chunk.length;
+    return this.scan();
+  }
+
+  /**
+   * Room for at least `min` more bytes of the stream at the end of the cutter's own buffer, to read
+   * them straight into it (no buffer of the caller's in between); `commit` the bytes written.
+   */
+  space(min: number): Buffer {
+    if (this.filled + min > this.buffer.length) this.grow(this.filled + min);
+    return this.buffer.subarray(this.filled);
+  }
+
+  /** Adds the first `bytes` of the last `space`; returns the number of whole frames seen so far. */
+  commit(bytes: number): number {
+    if (!(Number.isInteger(bytes) && bytes >= 0 && this.filled + bytes <= this.buffer.length)) throw new RangeError("commit: more bytes than the space given");
+    this.filled += bytes;
+    return this.scan();
+  }
+
+  private scan(): number {
     const data = this.buffer.subarray(0, this.filled);
     let offset = this.scanned;
     while (offset + 4 <= data.length) {

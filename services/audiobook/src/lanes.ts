@@ -15,7 +15,7 @@
  * always began a run (a fresh encoder, whose first frame refers to no earlier bytes): re-speaking the
  * missing chunks with fresh encoders joins cleanly with the stored ones.
  */
-import { open, rename, rm } from "node:fs/promises";
+import { open, rename, rm, type FileHandle } from "node:fs/promises";
 import { readWavInfo } from "@voiceloc/engines";
 import {
   buildWavStreamToMp3StreamArgs,
@@ -137,6 +137,8 @@ async function readSpoken(media: MediaToolkit, index: number, path: string, sign
 
 /** Bytes of samples read and written at a time (1 MiB: a quarter of the syscalls of 256 KiB, measured). */
 const FEED_BYTES = 1024 * 1024;
+/** Room made in the frame cutter for each read of the encoder's output file. */
+const MP3_READ_BYTES = 256 * 1024;
 
 const sameFormat = (a: PcmFormat, b: PcmFormat) => a.sampleFormat === b.sampleFormat && a.sampleRate === b.sampleRate && a.channels === b.channels;
 
@@ -178,6 +180,15 @@ export async function runLanes(queue: ChunkQueue, lanes: number, options: LaneOp
     const run = new AbortController();
     const onAbort = () => run.abort(signal.reason);
     signal.addEventListener("abort", onAbort, { once: true });
+    // The encoder writes the run's MP3 to a file, read back into the cutter's own buffer as it grows:
+    // no pipe of Node's between them (each piece read from a pipe is a new buffer: ~80 MB of them per
+    // 100,000 characters, which kept the collector running).
+    const mp3Path = `${options.wavPath(first.index)}.run.mp3`;
+    await rm(mp3Path, { force: true });
+    let mp3File: FileHandle | undefined;
+    let mp3Read = 0;
+    let draining: Promise<void> = Promise.resolve();
+    let drainFailure: { error: unknown } | undefined;
 
     const emit = (index: number, count: number) => {
       const mp3 = cutter.take(count);
@@ -205,6 +216,33 @@ export async function runLanes(queue: ChunkQueue, lanes: number, options: LaneOp
       }
     };
 
+    /** Reads what the encoder has written since the last look and hands finished chunks their frames. */
+    const drainOnce = async (): Promise<void> => {
+      if (drainFailure !== undefined) return;
+      try {
+        if (mp3File === undefined) {
+          try {
+            mp3File = await open(mp3Path, "r");
+          } catch (error) {
+            if ((error as NodeJS.ErrnoException).code === "ENOENT") return; // not created by the encoder yet
+            throw error;
+          }
+        }
+        for (;;) {
+          const space = cutter.space(MP3_READ_BYTES);
+          const { bytesRead } = await mp3File.read(space, 0, space.length, mp3Read);
+          if (bytesRead === 0) break;
+          mp3Read += bytesRead;
+          cutter.commit(bytesRead);
+        }
+        emitReady(false);
+      } catch (error) {
+        drainFailure = { error };
+        run.abort(error);
+      }
+    };
+    const drain = (): Promise<void> => (draining = draining.then(drainOnce));
+
     /**
      * Feeds the run's samples to the encoder through one reused buffer (no allocation per piece: a
      * book's samples pass through this process without churning its memory).
@@ -228,6 +266,7 @@ export async function runLanes(queue: ChunkQueue, lanes: number, options: LaneOp
               if (bytesRead === 0) break;
               await writeAll(stdin, buffer.subarray(0, bytesRead));
               position += bytesRead;
+              void drain();
             }
           } finally {
             await file.close();
@@ -247,23 +286,26 @@ export async function runLanes(queue: ChunkQueue, lanes: number, options: LaneOp
     };
 
     try {
-      await options.media.run(buildWavStreamToMp3StreamArgs({ encode: { ...options.encode, sampleRate: outRate, channels: 1 } }), {
+      await options.media.run(buildWavStreamToMp3StreamArgs({ encode: { ...options.encode, sampleRate: outRate, channels: 1 }, output: mp3Path }), {
         signal: run.signal,
         what: "Encoding the speech",
         stdin: feeder,
-        onStdout: (chunk) => {
-          cutter.push(chunk);
-          emitReady(false);
-        },
       });
+      await drain();
+      if (drainFailure !== undefined) throw drainFailure.error;
+      if (mp3File === undefined) throw new Error("The MP3 encoder wrote no file.");
       if (cutter.leftover !== 0) throw new Error("The MP3 encoder stopped in the middle of a frame.");
       emitReady(true);
     } catch (error) {
+      await draining;
       await storing;
       if (carry !== undefined) await rm(carry.path, { force: true });
-      throw storeFailure?.error ?? error;
+      throw storeFailure?.error ?? drainFailure?.error ?? error;
     } finally {
       signal.removeEventListener("abort", onAbort);
+      await draining;
+      await mp3File?.close().catch(() => undefined);
+      await rm(mp3Path, { force: true });
     }
     await storing;
     if (storeFailure !== undefined) throw storeFailure.error;
