@@ -178,16 +178,22 @@ export class Mp3FrameCutter {
     return this.seen;
   }
 
+  /** Bytes of the next `count` whole frames (fewer when fewer were seen): what `take(count)` returns. */
+  bytesOf(count: number): number {
+    const n = Math.max(0, Math.min(count, this.seen - this.taken));
+    return n === 0 ? 0 : this.ends[n - 1]!;
+  }
+
   /**
    * The next `count` whole frames (fewer when fewer were seen) as one Buffer of their bytes (a copy:
-   * later pushes never write into it). The cutter's own buffer is kept and reused, so a long stream
-   * costs one allocation per take.
+   * later pushes never write into it): the start of `into` when it is large enough (`bytesOf(count)`),
+   * else a new Buffer. The cutter's own buffer is kept and reused.
    */
-  take(count: number): Buffer {
+  take(count: number, into?: Buffer): Buffer {
     const n = Math.max(0, Math.min(count, this.seen - this.taken));
     if (n === 0) return Buffer.alloc(0);
     const cut = this.ends[n - 1]!;
-    const out = Buffer.allocUnsafe(cut);
+    const out = into !== undefined && into.length >= cut ? into.subarray(0, cut) : Buffer.allocUnsafe(cut);
     this.buffer.copy(out, 0, 0, cut);
     this.buffer.copyWithin(0, cut, this.filled);
     this.filled -= cut;

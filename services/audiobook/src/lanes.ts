@@ -110,7 +110,10 @@ export interface LaneOptions {
   speak: (index: number, path: string, signal: AbortSignal) => Promise<void>;
   /** Where chunk `index`'s WAV file goes. */
   wavPath: (index: number) => string;
-  /** Stores chunk `index`'s MP3 frames (called in chunk order within a run, one at a time). */
+  /**
+   * Stores chunk `index`'s MP3 frames (called in chunk order within a run, one at a time). The Buffer
+   * is reused for a later chunk once the returned promise resolves: store (or copy) it before then.
+   */
   store: (index: number, mp3: Buffer) => Promise<void>;
   /** The MP3 sample rate of the book; fixed by the first chunk spoken (see `bookSampleRate`). */
   sampleRate: (first: SpokenChunk) => Promise<number>;
@@ -190,12 +193,19 @@ export async function runLanes(queue: ChunkQueue, lanes: number, options: LaneOp
     let draining: Promise<void> = Promise.resolve();
     let drainFailure: { error: unknown } | undefined;
 
+    /** Buffers for chunks' MP3, each reused once its chunk is stored (a book's MP3 is not a stream of new buffers). */
+    const spare: Buffer[] = [];
     const emit = (index: number, count: number) => {
-      const mp3 = cutter.take(count);
+      const bytes = cutter.bytesOf(count);
+      let buffer = spare.pop();
+      if (buffer === undefined || buffer.length < bytes) buffer = Buffer.allocUnsafe(Math.max(bytes, 2 * 1024 * 1024));
+      const held = buffer;
+      const mp3 = cutter.take(count, held);
       storing = storing.then(async () => {
         if (storeFailure !== undefined) return;
         try {
           await options.store(index, mp3);
+          spare.push(held);
         } catch (error) {
           storeFailure = { error };
           run.abort(error);
