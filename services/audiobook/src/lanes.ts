@@ -9,7 +9,9 @@
  *   chunk's checkpoint as soon as the encoder has passed the chunk's last sample. Frames of one run
  *   joined in order are exactly the continuous encoding of the run (no gaps at chunk boundaries).
  * - A lane that runs out of chunks takes the back half of the chunks another lane has not started
- *   (a new run, so a new encoder), so both cores stay busy to the end.
+ *   (a new run, so a new encoder), so both cores stay busy to the end; with none left, it takes over
+ *   the chunk another lane is speaking ahead of its encoder (that lane's run then ends after the
+ *   chunk it is encoding).
  *
  * Resume: a run's checkpoints are stored in order, so a stored chunk whose predecessor is not stored
  * always began a run (a fresh encoder, whose first frame refers to no earlier bytes): re-speaking the
@@ -138,6 +140,15 @@ async function readSpoken(media: MediaToolkit, index: number, path: string, sign
   return { index, path, format, dataOffset: info.dataOffset, dataBytes: stated - (stated % blockAlign) };
 }
 
+/** A chunk an encoder run speaks ahead of feeding it; `taken` once an idle lane took it over. */
+interface Prefetched {
+  index: number;
+  spoken: Promise<SpokenChunk>;
+  taken: boolean;
+  /** Share of the chunk being fed before it (so encoded after it) that is not fed yet, 0–1. */
+  left: number;
+}
+
 /** Bytes of samples read and written at a time (1 MiB: a quarter of the syscalls of 256 KiB, measured). */
 const FEED_BYTES = 1024 * 1024;
 /** Room made in the frame cutter for each read of the encoder's output file. */
@@ -156,6 +167,8 @@ export async function runLanes(queue: ChunkQueue, lanes: number, options: LaneOp
   else options.signal.addEventListener("abort", onParentAbort, { once: true });
   const signal = controller.signal;
   let failure: { error: unknown } | undefined;
+  /** Per lane, the chunk its encoder run speaks ahead and has not begun feeding. */
+  const prefetched = new Map<number, Prefetched>();
 
   const speak = async (index: number): Promise<SpokenChunk> => {
     const path = options.wavPath(index);
@@ -264,9 +277,13 @@ export async function runLanes(queue: ChunkQueue, lanes: number, options: LaneOp
         let current: SpokenChunk | undefined = first;
         while (current !== undefined) {
           const nextIndex = queue.nextAfter(lane, current.index);
-          // The engine speaks the next chunk while the encoder works on this one.
+          // The engine speaks the next chunk while the encoder works on this one. Until this run begins
+          // feeding it, a lane with nothing left to do may take it over (see `lane`).
           const next = nextIndex === undefined ? undefined : speak(nextIndex);
           next?.catch(() => undefined);
+          const ticket: Prefetched | undefined =
+            next === undefined || nextIndex === undefined ? undefined : { index: nextIndex, spoken: next, taken: false, left: 1 };
+          if (ticket !== undefined) prefetched.set(lane, ticket);
           const file = await open(current.path, "r");
           try {
             let position = current.dataOffset;
@@ -276,6 +293,7 @@ export async function runLanes(queue: ChunkQueue, lanes: number, options: LaneOp
               if (bytesRead === 0) break;
               await writeAll(stdin, buffer.subarray(0, bytesRead));
               position += bytesRead;
+              if (ticket !== undefined) ticket.left = (end - position) / Math.max(1, current.dataBytes);
               void drain();
             }
           } finally {
@@ -284,7 +302,8 @@ export async function runLanes(queue: ChunkQueue, lanes: number, options: LaneOp
           }
           fedSamples += current.dataBytes / blockAlign;
           ends.push({ index: current.index, endSample: Math.round((fedSamples * outRate) / input.sampleRate) });
-          if (next === undefined) return;
+          if (ticket !== undefined && prefetched.get(lane) === ticket) prefetched.delete(lane);
+          if (next === undefined || ticket?.taken === true) return; // the next chunk went to an idle lane: this run ends here
           const spoken = await next;
           if (!sameFormat(spoken.format, input)) {
             carry = spoken; // another voice or engine answered in another format: it starts a new run
@@ -329,8 +348,19 @@ export async function runLanes(queue: ChunkQueue, lanes: number, options: LaneOp
       carry = undefined;
       if (first === undefined) {
         const index = queue.take(id);
-        if (index === undefined) return;
-        first = await speak(index);
+        if (index !== undefined) first = await speak(index);
+        else {
+          // Nothing left to start: take over the chunk another lane is speaking ahead of its encoder
+          // (the book's last chunks end on both cores at once instead of one after the other).
+          // Only while the other lane's encoder has at least half of its current chunk left: nearer its
+          // end, a new encoder for the taken chunk would finish after that lane would have.
+          const other = [...prefetched.entries()].find(([owner, ticket]) => owner !== id && ticket.left >= 0.5);
+          if (other === undefined) return;
+          const [owner, ticket] = other;
+          prefetched.delete(owner);
+          ticket.taken = true;
+          first = await ticket.spoken;
+        }
       }
       carry = await encodeRun(id, first);
     }
