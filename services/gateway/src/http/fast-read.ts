@@ -16,9 +16,9 @@
  *   embedded store), the text is read and compared with the text the last answer for that record was
  *   made from: unchanged, the same answer is sent again (made anew each second, as its signed links
  *   are); changed, it is parsed and presented anew. Nothing but that rendering is kept;
- * - only while the credential's rate-limit lease has a token at hand (`takeLeased`); a new lease or a
- *   refusal is the app's. The read happens before the token is spent, so a request handed to the app
- *   is metered once, there;
+ * - the credential spends a request from its rate-limit lease (`takeLeased`), or from a new lease
+ *   (`take`); a refusal is the app's (it answers it from memory, spending nothing). The read happens
+ *   before the request is spent, so a request handed to the app is metered once, there;
  * - not while tracing is on (the app makes the server span).
  *
  * The answer is the app's byte for byte: the same body (the same presenter), the same header fields
@@ -32,7 +32,7 @@ import { requestLineWriter, type Logger } from "@voiceloc/log";
 import type { Authenticator, Principal } from "../auth/authenticator.ts";
 import { presentAudioBook, presentSubtitle, presentVoiceStream, type AudioBookDoc, type SubtitleDoc, type UrlSigner, type VoiceStreamDoc } from "../records/kinds.ts";
 import type { TaskDoc, TaskRepository } from "../records/repository.ts";
-import { RateLimiter, rateLimitField } from "./rate-limit.ts";
+import { RateLimiter, rateLimitField, type RateDecision } from "./rate-limit.ts";
 import { trimHttpWhitespace } from "./respond.ts";
 
 export interface FastReadDeps {
@@ -143,23 +143,42 @@ export function withFastRecordReads(deps: FastReadDeps, app: Listener): Listener
     return view.body;
   };
 
-  /** Answers with `body`, or hands the request to the app when the credential's lease has no token at hand. */
-  const answer = (req: IncomingMessage, res: ServerResponse, kind: Kind, url: string, principal: Principal, requestId: string, started: number, body: string): void => {
-    let rateFields: [string, string, string, string] | undefined;
-    if (limiter !== undefined) {
-      const decision = limiter.takeLeased(RateLimiter.partitionOf(principal));
-      if (decision === undefined || decision.kind !== "allowed") return app(req, res);
-      rateFields = ["RateLimit-Policy", limiter.policyField, "RateLimit", rateLimitField(decision.remaining, decision.fullInSeconds)];
-    }
+  /** Each cached principal's rate-limit partition, made once. */
+  const partitions = new WeakMap<Principal, string>();
+  const partitionOf = (principal: Principal): string => {
+    let partition = partitions.get(principal);
+    if (partition === undefined) partitions.set(principal, (partition = RateLimiter.partitionOf(principal)));
+    return partition;
+  };
+
+  const send = (res: ServerResponse, kind: Kind, url: string, principal: Principal, requestId: string, started: number, body: string, decision: RateDecision | undefined): void => {
     const headers: string[] = ["X-Request-Id", requestId];
     if (principal.mode === "sandbox") headers.push("VoiceLoc-Mode", "sandbox");
-    if (rateFields !== undefined) headers.push(...rateFields);
+    if (limiter !== undefined && decision !== undefined && decision.kind === "allowed") {
+      headers.push("RateLimit-Policy", limiter.policyField, "RateLimit", rateLimitField(decision.remaining, decision.fullInSeconds));
+    }
     headers.push("content-type", "application/json", "Content-Length", String(Buffer.byteLength(body)));
     res.writeHead(200, headers);
     res.end(body);
     const elapsed = performance.now() - started;
     requestLine({ requestId, method: "GET", path: url, status: 200, ms: Math.round(elapsed * 10) / 10, account: principal.accountId });
     if (metrics) observeHttpRequest("GET", kind.route, 200, elapsed / 1_000);
+  };
+
+  /**
+   * Answers with `body` once the credential has spent a request: from its lease at hand, or from a new
+   * lease (`take`, a store write). A refusal is left to the app, which answers it from memory (the
+   * credential stays refused there until a token is due) without spending anything.
+   */
+  const answer = (req: IncomingMessage, res: ServerResponse, kind: Kind, url: string, principal: Principal, requestId: string, started: number, body: string): void => {
+    if (limiter === undefined) return send(res, kind, url, principal, requestId, started, body, undefined);
+    const partition = partitionOf(principal);
+    const leased = limiter.takeLeased(partition);
+    if (leased !== undefined) return send(res, kind, url, principal, requestId, started, body, leased);
+    limiter.take(partition).then(
+      (decision) => (decision.kind === "limited" ? app(req, res) : send(res, kind, url, principal, requestId, started, body, decision)),
+      () => app(req, res),
+    );
   };
 
   /** A store without stored text (MongoDB): the record is read and presented on every request. */
