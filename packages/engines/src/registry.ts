@@ -266,7 +266,8 @@ export function createTtsRegistry(given: readonly TtsEngine[], options: TtsRegis
   async function speakSized(entry: Entry, text: string, signal: AbortSignal | undefined, outPath: string): Promise<SynthesisResult> {
     const limit = entry.engine.capabilities().maxInputChars;
     const call = (t: string, path: string) => entry.engine.synthesize({ text: t, language: entry.voice.language, voice: entry.voice.name, signal, outPath: path });
-    if ([...text].length <= limit) return call(text, outPath);
+    // Code points ≤ UTF-16 units: most texts are answered without spreading them into an array.
+    if (text.length <= limit || [...text].length <= limit) return call(text, outPath);
     const parts = splitText(text, Math.max(20, limit));
     return withScratchDir(async (dir) => {
       const wavs: string[] = [];

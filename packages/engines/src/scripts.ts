@@ -63,26 +63,43 @@ export interface ScriptRun {
   script: Script | undefined;
 }
 
+/** scriptOf for one code point; ASCII (most text) is answered without a regular expression. */
+function scriptOfCode(code: number, text: string, at: number, width: number): Script | undefined {
+  if (code < 0x80) {
+    const lower = code | 0x20;
+    return lower >= 0x61 && lower <= 0x7a ? "Latin" : undefined;
+  }
+  return scriptOf(text.slice(at, at + width));
+}
+
 /**
  * Splits text into runs of one script. Digits, punctuation, spaces and combining marks join the run
  * they follow (or the first run, at the start), so every run but a letterless text has a script.
+ * Runs are cut out of the text at their boundaries (no string built character by character: a book's
+ * chunks pass through here).
  */
 export function splitScriptRuns(text: string): ScriptRun[] {
   const runs: ScriptRun[] = [];
-  let current: ScriptRun | undefined;
-  for (const char of text) {
-    const script = scriptOf(char);
-    if (current === undefined) {
-      current = { text: char, script };
-    } else if (script === undefined || script === current.script) {
-      current.text += char;
-    } else if (current.script === undefined) {
-      current = { text: current.text + char, script };
+  let start = -1;
+  let current: Script | undefined;
+  for (let i = 0; i < text.length; ) {
+    const code = text.codePointAt(i) ?? 0;
+    const width = code > 0xffff ? 2 : 1;
+    const script = scriptOfCode(code, text, i, width);
+    if (start < 0) {
+      start = i;
+      current = script;
+    } else if (script === undefined || script === current) {
+      // joins the current run
+    } else if (current === undefined) {
+      current = script;
     } else {
-      runs.push(current);
-      current = { text: char, script };
+      runs.push({ text: text.slice(start, i), script: current });
+      start = i;
+      current = script;
     }
+    i += width;
   }
-  if (current) runs.push(current);
+  if (start >= 0) runs.push({ text: text.slice(start), script: current });
   return runs;
 }

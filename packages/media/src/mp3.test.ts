@@ -4,7 +4,7 @@ import { Readable } from "node:stream";
 import { silentLogger } from "@voiceloc/log";
 import { tempDir } from "@voiceloc/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildPcmToMp3StreamArgs } from "./args.ts";
+import { buildPcmToMp3StreamArgs, buildWavStreamToMp3StreamArgs, wavStreamHeader } from "./args.ts";
 import { readEncodedAudioDuration } from "./duration.ts";
 import { buildMp3InfoFrame, mp3SampleRateFor, Mp3FrameCutter, parseMp3FrameHeader, scanMp3Frames } from "./mp3.ts";
 import { resolveFfmpeg } from "./resolve.ts";
@@ -72,6 +72,17 @@ describe("MP3 frames", () => {
     const other = await encodeStream(tone(0.2, 22050), 22050);
     expect(() => new Mp3FrameCutter().push(Buffer.concat([stream.subarray(0, 288 * 3), other]))).toThrow(/not an MP3 frame/);
     expect(() => scanMp3Frames(Buffer.concat([stream.subarray(0, 288 * 3), other]))).toThrow(/damaged/);
+  });
+
+  it("a WAV stream of unknown length read in large packets encodes to the same bytes as the raw PCM", async () => {
+    // 2.5 s: not a whole number of 64 KiB packets, so the last packet is a short one.
+    const pcm = tone(2.5, 22050);
+    const out: Buffer[] = [];
+    await media.run(buildWavStreamToMp3StreamArgs({ encode: { bitrateKbps: 64, quality: 7, channels: 1, sampleRate: 22050 } }), {
+      stdin: Readable.from([wavStreamHeader({ sampleFormat: "s16le", sampleRate: 22050, channels: 1 }), pcm.subarray(0, 1000), pcm.subarray(1000)]),
+      onStdout: (chunk) => void out.push(chunk),
+    });
+    expect(Buffer.concat(out).equals(await encodeStream(pcm, 22050))).toBe(true);
   });
 
   it("an Info frame in front of copied frames gives a file ffprobe and ffmpeg read whole, with the exact duration", async () => {

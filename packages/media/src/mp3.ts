@@ -107,8 +107,9 @@ const NOT_A_FRAME = "Encoding the audio failed: the encoder wrote something that
 
 /**
  * Cuts a stream of MP3 frames (an encoder's output, no tags) into runs of whole frames as bytes
- * arrive, with no allocation per frame: the bytes are gathered in one growing buffer, the frame ends
- * are kept as numbers, and `take(count)` hands out the next `count` frames as one Buffer. Anything
+ * arrive, with no allocation per frame: the bytes are gathered in one buffer (grown when a run of
+ * frames not taken yet needs it, then reused), the frame ends are kept as numbers, and `take(count)`
+ * hands out the next `count` frames as one Buffer. Anything
  * that is not a frame where a frame must start is an error: the stream is ours.
  */
 export class Mp3FrameCutter {
@@ -117,14 +118,14 @@ export class Mp3FrameCutter {
   private filled = 0;
   /** Where the next frame starts in `buffer` (all before it is cut into frames). */
   private scanned = 0;
-  /** End offsets in `buffer` of the frames not taken yet, from `head` on. */
-  private ends: number[] = [];
-  private head = 0;
+  /** End offsets in `buffer` of the frames not taken yet (the first `pending` entries; reused). */
+  private ends = new Float64Array(16 * 1024);
+  private pending = 0;
   private shape: FrameShape | undefined;
   private seen = 0;
   private taken = 0;
 
-  constructor(private readonly initialBytes = 256 * 1024) {
+  constructor(initialBytes = 1024 * 1024) {
     this.buffer = Buffer.allocUnsafe(initialBytes);
   }
 
@@ -145,7 +146,12 @@ export class Mp3FrameCutter {
       if (length === 0) throw new MediaError("FFMPEG_FAILED", NOT_A_FRAME);
       if (offset + length > data.length) break;
       offset += length;
-      this.ends.push(offset);
+      if (this.pending === this.ends.length) {
+        const more = new Float64Array(this.ends.length * 2);
+        more.set(this.ends);
+        this.ends = more;
+      }
+      this.ends[this.pending++] = offset;
       this.seen++;
     }
     this.scanned = offset;
@@ -153,26 +159,22 @@ export class Mp3FrameCutter {
   }
 
   /**
-   * The next `count` whole frames (fewer when fewer were seen) as one Buffer of their bytes. The
-   * Buffer is the caller's: later pushes never write into it.
+   * The next `count` whole frames (fewer when fewer were seen) as one Buffer of their bytes (a copy:
+   * later pushes never write into it). The cutter's own buffer is kept and reused, so a long stream
+   * costs one allocation per take.
    */
   take(count: number): Buffer {
     const n = Math.max(0, Math.min(count, this.seen - this.taken));
     if (n === 0) return Buffer.alloc(0);
-    const cut = this.ends[this.head + n - 1]!;
-    const out = this.buffer.subarray(0, cut);
-    // The rest moves to a new buffer, so `out` stays as it is.
-    const rest = this.filled - cut;
-    const next = Buffer.allocUnsafe(Math.max(this.initialBytes, rest * 2));
-    this.buffer.copy(next, 0, cut, this.filled);
-    this.buffer = next;
-    this.filled = rest;
+    const cut = this.ends[n - 1]!;
+    const out = Buffer.allocUnsafe(cut);
+    this.buffer.copy(out, 0, 0, cut);
+    this.buffer.copyWithin(0, cut, this.filled);
+    this.filled -= cut;
     this.scanned -= cut;
-    this.head += n;
-    const left = this.ends.length - this.head;
-    for (let i = 0; i < left; i++) this.ends[i] = this.ends[this.head + i]! - cut;
-    this.ends.length = left;
-    this.head = 0;
+    this.ends.copyWithin(0, n, this.pending);
+    this.pending -= n;
+    for (let i = 0; i < this.pending; i++) this.ends[i]! -= cut;
     this.taken += n;
     return out;
   }

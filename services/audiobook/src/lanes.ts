@@ -18,10 +18,11 @@
 import { open, rename, rm } from "node:fs/promises";
 import { readWavInfo } from "@voiceloc/engines";
 import {
-  buildPcmToMp3StreamArgs,
+  buildWavStreamToMp3StreamArgs,
   Mp3FrameCutter,
   pcmFormatForWav,
   WAV_DEMUXERS,
+  wavStreamHeader,
   writeAll,
   type StdinFeeder,
   type EncodeOptions,
@@ -211,6 +212,7 @@ export async function runLanes(queue: ChunkQueue, lanes: number, options: LaneOp
     const feeder: StdinFeeder = {
       async feed(stdin) {
         const buffer = Buffer.allocUnsafe(FEED_BYTES);
+        await writeAll(stdin, wavStreamHeader(input));
         let current: SpokenChunk | undefined = first;
         while (current !== undefined) {
           const nextIndex = queue.nextAfter(lane, current.index);
@@ -245,7 +247,7 @@ export async function runLanes(queue: ChunkQueue, lanes: number, options: LaneOp
     };
 
     try {
-      await options.media.run(buildPcmToMp3StreamArgs({ input, encode: { ...options.encode, sampleRate: outRate, channels: 1 } }), {
+      await options.media.run(buildWavStreamToMp3StreamArgs({ encode: { ...options.encode, sampleRate: outRate, channels: 1 } }), {
         signal: run.signal,
         what: "Encoding the speech",
         stdin: feeder,
