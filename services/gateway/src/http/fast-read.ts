@@ -106,35 +106,23 @@ const REQUEST_ID = /^[\w\-=]{1,255}$/;
  */
 export function withFastRecordReads(deps: FastReadDeps, app: Listener): Listener {
   const signer = deps.signer;
+  /** A record kind at `prefix` + id, whose route Hono registers as `prefix` + `:param`. */
+  const recordKind = <T extends TaskDoc>(prefix: string, param: string, repo: TaskRepository<T>, present: (doc: T, signer: UrlSigner) => unknown): Kind => ({
+    prefix,
+    route: `${prefix}:${param}`,
+    repo: repo as unknown as TaskRepository<TaskDoc>,
+    present: (doc) => present(doc as T, signer),
+    views: new Map(),
+    observe: undefined,
+  });
   const kinds: Kind[] = [
-    {
-      prefix: "/v1/audio_books/",
-      route: "/v1/audio_books/:audio_book_id",
-      repo: deps.audioBooks as unknown as TaskRepository<TaskDoc>,
-      present: (doc) => presentAudioBook(doc as AudioBookDoc, signer),
-      views: new Map(),
-      observe: undefined,
-    },
-    {
-      prefix: "/v1/voices/streams/",
-      route: "/v1/voices/streams/:voice_id",
-      repo: deps.voiceStreams as unknown as TaskRepository<TaskDoc>,
-      present: (doc) => presentVoiceStream(doc as VoiceStreamDoc, signer),
-      views: new Map(),
-      observe: undefined,
-    },
-    {
-      prefix: "/v1/videos/subtitle/",
-      route: "/v1/videos/subtitle/:subtitle_id",
-      repo: deps.subtitles as unknown as TaskRepository<TaskDoc>,
-      present: (doc) => presentSubtitle(doc as SubtitleDoc, signer),
-      views: new Map(),
-      observe: undefined,
-    },
+    recordKind("/v1/audio_books/", "audio_book_id", deps.audioBooks, presentAudioBook),
+    recordKind("/v1/voices/streams/", "voice_id", deps.voiceStreams, presentVoiceStream),
+    recordKind("/v1/videos/subtitle/", "subtitle_id", deps.subtitles, presentSubtitle),
   ];
   const requestLine = requestLineWriter(deps.logger);
   const limiter = deps.rateLimiter;
-  if (deps.metrics !== false) for (const kind of kinds) kind.observe = httpRequestObserver("GET", kind.route, 200);
+  if (deps.metrics !== false) for (const k of kinds) k.observe = httpRequestObserver("GET", k.route, 200);
 
   /**
    * The answer's body for the record as stored now from its stored text (see `TaskRepository.getTextSync`),
