@@ -23,6 +23,12 @@ export function observeHttpRequest(method: string, route: string, status: number
   child(method, route, status).observe(seconds);
 }
 
+/** `observeHttpRequest` for one method, route and status, with the series found once (on first use). */
+export function httpRequestObserver(method: string, route: string, status: number): (seconds: number) => void {
+  let series: Child | undefined;
+  return (seconds) => (series ??= child(method, route, status)).observe(seconds);
+}
+
 /** Route label of a request no route matched (404, 405): one series, whatever the path. */
 export const UNMATCHED_ROUTE = "(unmatched)";
 

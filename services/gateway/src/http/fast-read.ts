@@ -16,9 +16,9 @@
  *   embedded store), the text is read and compared with the text the last answer for that record was
  *   made from: unchanged, the same answer is sent again (made anew each second, as its signed links
  *   are); changed, it is parsed and presented anew. Nothing but that rendering is kept;
- * - only while the credential's rate-limit lease has a token at hand (`takeLeased`); a new lease or a
- *   refusal is the app's. The read happens before the token is spent, so a request handed to the app
- *   is metered once, there;
+ * - the credential spends a request from its rate-limit lease (`takeLeased`), or from a new lease
+ *   (`take`); a refusal is the app's (it answers it from memory, spending nothing). The read happens
+ *   before the request is spent, so a request handed to the app is metered once, there;
  * - not while tracing is on (the app makes the server span).
  *
  * The answer is the app's byte for byte: the same body (the same presenter), the same header fields
@@ -27,12 +27,12 @@
  */
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { observeHttpRequest, tracingEnabled } from "@voiceloc/telemetry";
+import { httpRequestObserver, tracingEnabled } from "@voiceloc/telemetry";
 import { requestLineWriter, type Logger } from "@voiceloc/log";
 import type { Authenticator, Principal } from "../auth/authenticator.ts";
 import { presentAudioBook, presentSubtitle, presentVoiceStream, type AudioBookDoc, type SubtitleDoc, type UrlSigner, type VoiceStreamDoc } from "../records/kinds.ts";
 import type { TaskDoc, TaskRepository } from "../records/repository.ts";
-import { RateLimiter, rateLimitField } from "./rate-limit.ts";
+import { RateLimiter, rateLimitField, type RateDecision } from "./rate-limit.ts";
 import { trimHttpWhitespace } from "./respond.ts";
 
 export interface FastReadDeps {
@@ -58,14 +58,26 @@ interface Kind {
   present: (doc: TaskDoc) => unknown;
   /** Record id → the last answer made for it and the stored text it was made from. */
   views: Map<string, View>;
+  /** Times a 200 in the app's series for the route (none when metrics are off). */
+  observe: ((seconds: number) => void) | undefined;
 }
 
-interface View {
+/** A JSON body and its length in bytes (the Content-Length field). */
+interface Reply {
+  body: string;
+  length: string;
+}
+
+const replyOf = (value: unknown): Reply => {
+  const body = JSON.stringify(value);
+  return { body, length: String(Buffer.byteLength(body)) };
+};
+
+interface View extends Reply {
   /** The stored JSON text the answer was made from. */
   text: string;
   doc: TaskDoc;
-  /** The JSON body, made within `second` (signed links change with the second they were signed in). */
-  body: string;
+  /** When the reply was made (its signed links change with the second they are signed in). */
   second: number;
 }
 
@@ -94,72 +106,84 @@ const REQUEST_ID = /^[\w\-=]{1,255}$/;
  */
 export function withFastRecordReads(deps: FastReadDeps, app: Listener): Listener {
   const signer = deps.signer;
+  /** A record kind at `prefix` + id, whose route Hono registers as `prefix` + `:param`. */
+  const recordKind = <T extends TaskDoc>(prefix: string, param: string, repo: TaskRepository<T>, present: (doc: T, signer: UrlSigner) => unknown): Kind => ({
+    prefix,
+    route: `${prefix}:${param}`,
+    repo: repo as unknown as TaskRepository<TaskDoc>,
+    present: (doc) => present(doc as T, signer),
+    views: new Map(),
+    observe: undefined,
+  });
   const kinds: Kind[] = [
-    {
-      prefix: "/v1/audio_books/",
-      route: "/v1/audio_books/:audio_book_id",
-      repo: deps.audioBooks as unknown as TaskRepository<TaskDoc>,
-      present: (doc) => presentAudioBook(doc as AudioBookDoc, signer),
-      views: new Map(),
-    },
-    {
-      prefix: "/v1/voices/streams/",
-      route: "/v1/voices/streams/:voice_id",
-      repo: deps.voiceStreams as unknown as TaskRepository<TaskDoc>,
-      present: (doc) => presentVoiceStream(doc as VoiceStreamDoc, signer),
-      views: new Map(),
-    },
-    {
-      prefix: "/v1/videos/subtitle/",
-      route: "/v1/videos/subtitle/:subtitle_id",
-      repo: deps.subtitles as unknown as TaskRepository<TaskDoc>,
-      present: (doc) => presentSubtitle(doc as SubtitleDoc, signer),
-      views: new Map(),
-    },
+    recordKind("/v1/audio_books/", "audio_book_id", deps.audioBooks, presentAudioBook),
+    recordKind("/v1/voices/streams/", "voice_id", deps.voiceStreams, presentVoiceStream),
+    recordKind("/v1/videos/subtitle/", "subtitle_id", deps.subtitles, presentSubtitle),
   ];
   const requestLine = requestLineWriter(deps.logger);
   const limiter = deps.rateLimiter;
-  const metrics = deps.metrics !== false;
+  if (deps.metrics !== false) for (const k of kinds) k.observe = httpRequestObserver("GET", k.route, 200);
 
   /**
    * The answer's body for the record as stored now from its stored text (see `TaskRepository.getTextSync`),
    * if it is the caller's; null otherwise.
    */
-  const bodyFromText = (kind: Kind, id: string, text: string, owner: string): string | null => {
+  const replyFromText = (kind: Kind, id: string, text: string, owner: string): Reply | null => {
     const second = Math.floor(Date.now() / 1000);
     let view = kind.views.get(id);
     if (view === undefined || view.text !== text) {
       const doc = JSON.parse(text) as TaskDoc;
       if (doc.account_id !== owner) return null;
       if (view === undefined && kind.views.size >= VIEWS_MAX) kind.views.clear();
-      view = { text, doc, body: JSON.stringify(kind.present(doc)), second };
+      view = { text, doc, ...replyOf(kind.present(doc)), second };
       kind.views.set(id, view);
     } else if (view.doc.account_id !== owner) {
       return null;
     } else if (view.second !== second) {
-      view.body = JSON.stringify(kind.present(view.doc));
+      const reply = replyOf(kind.present(view.doc));
+      view.body = reply.body;
+      view.length = reply.length;
       view.second = second;
     }
-    return view.body;
+    return view;
   };
 
-  /** Answers with `body`, or hands the request to the app when the credential's lease has no token at hand. */
-  const answer = (req: IncomingMessage, res: ServerResponse, kind: Kind, url: string, principal: Principal, requestId: string, started: number, body: string): void => {
-    let rateFields: [string, string, string, string] | undefined;
-    if (limiter !== undefined) {
-      const decision = limiter.takeLeased(RateLimiter.partitionOf(principal));
-      if (decision === undefined || decision.kind !== "allowed") return app(req, res);
-      rateFields = ["RateLimit-Policy", limiter.policyField, "RateLimit", rateLimitField(decision.remaining, decision.fullInSeconds)];
-    }
+  /** Each cached principal's rate-limit partition, made once. */
+  const partitions = new WeakMap<Principal, string>();
+  const partitionOf = (principal: Principal): string => {
+    let partition = partitions.get(principal);
+    if (partition === undefined) partitions.set(principal, (partition = RateLimiter.partitionOf(principal)));
+    return partition;
+  };
+
+  const send = (res: ServerResponse, kind: Kind, url: string, principal: Principal, requestId: string, started: number, reply: Reply, decision: RateDecision | undefined): void => {
     const headers: string[] = ["X-Request-Id", requestId];
     if (principal.mode === "sandbox") headers.push("VoiceLoc-Mode", "sandbox");
-    if (rateFields !== undefined) headers.push(...rateFields);
-    headers.push("content-type", "application/json", "Content-Length", String(Buffer.byteLength(body)));
+    if (limiter !== undefined && decision !== undefined && decision.kind === "allowed") {
+      headers.push("RateLimit-Policy", limiter.policyField, "RateLimit", rateLimitField(decision.remaining, decision.fullInSeconds));
+    }
+    headers.push("content-type", "application/json", "Content-Length", reply.length);
     res.writeHead(200, headers);
-    res.end(body);
+    res.end(reply.body);
     const elapsed = performance.now() - started;
     requestLine({ requestId, method: "GET", path: url, status: 200, ms: Math.round(elapsed * 10) / 10, account: principal.accountId });
-    if (metrics) observeHttpRequest("GET", kind.route, 200, elapsed / 1_000);
+    kind.observe?.(elapsed / 1_000);
+  };
+
+  /**
+   * Answers with `body` once the credential has spent a request: from its lease at hand, or from a new
+   * lease (`take`, a store write). A refusal is left to the app, which answers it from memory (the
+   * credential stays refused there until a token is due) without spending anything.
+   */
+  const answer = (req: IncomingMessage, res: ServerResponse, kind: Kind, url: string, principal: Principal, requestId: string, started: number, reply: Reply): void => {
+    if (limiter === undefined) return send(res, kind, url, principal, requestId, started, reply, undefined);
+    const partition = partitionOf(principal);
+    const leased = limiter.takeLeased(partition);
+    if (leased !== undefined) return send(res, kind, url, principal, requestId, started, reply, leased);
+    limiter.take(partition).then(
+      (decision) => (decision.kind === "limited" ? app(req, res) : send(res, kind, url, principal, requestId, started, reply, decision)),
+      () => app(req, res),
+    );
   };
 
   /** A store without stored text (MongoDB): the record is read and presented on every request. */
@@ -172,7 +196,7 @@ export function withFastRecordReads(deps: FastReadDeps, app: Listener): Listener
       return app(req, res);
     }
     if (doc === null) return app(req, res);
-    answer(req, res, kind, url, principal, requestId, started, JSON.stringify(kind.present(doc)));
+    answer(req, res, kind, url, principal, requestId, started, replyOf(kind.present(doc)));
   };
 
   return (req, res) => {
@@ -206,16 +230,16 @@ export function withFastRecordReads(deps: FastReadDeps, app: Listener): Listener
     if (principal === undefined) return app(req, res);
     const requestId = given !== undefined && REQUEST_ID.test(given) ? given : randomUUID();
     const id = url.slice(kind.prefix.length);
-    let body: string | null;
+    let reply: Reply | null;
     try {
       const text = kind.repo.getTextSync(id);
       if (text === undefined) return void answerFromDocument(req, res, kind, url, principal, requestId, started);
-      body = text === null ? null : bodyFromText(kind, id, text, principal.accountId);
+      reply = text === null ? null : replyFromText(kind, id, text, principal.accountId);
     } catch {
       // the app reads again and answers the store's failure as it does for every route
       return app(req, res);
     }
-    if (body === null) return app(req, res);
-    answer(req, res, kind, url, principal, requestId, started, body);
+    if (reply === null) return app(req, res);
+    answer(req, res, kind, url, principal, requestId, started, reply);
   };
 }
