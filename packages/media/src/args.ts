@@ -160,6 +160,13 @@ export function pcmFormatForWav(bitsPerSample: number, sampleRate: number, chann
   return { sampleFormat, sampleRate, channels };
 }
 
+/** An MP3 stream's output options: frames written unflushed, no Xing frame, no ID3 tag (chunks are joined later). */
+const MP3_STREAM_OUTPUT = [
+  "-flush_packets", "0",
+  "-write_xing", "0",
+  "-id3v2_version", "0",
+] as const;
+
 /**
  * Encode raw PCM read from standard input into a stream of bare MP3 frames on standard output: no
  * ID3 tag and no Xing frame (the stream is cut into pieces and joined later; the join writes the
@@ -179,9 +186,7 @@ export function buildPcmToMp3StreamArgs(spec: { input: PcmFormat; encode?: Encod
     "-i", "pipe:0",
     "-map", "0:a:0",
     ...audioEncodeArgs("mp3", spec.encode),
-    "-flush_packets", "0",
-    "-write_xing", "0",
-    "-id3v2_version", "0",
+    ...MP3_STREAM_OUTPUT,
     "pipe:1",
   ];
 }
@@ -232,9 +237,7 @@ export function buildWavStreamToMp3StreamArgs(spec: { encode?: EncodeOptions; ou
     "-i", "pipe:0",
     "-map", "0:a:0",
     ...audioEncodeArgs("mp3", spec.encode),
-    "-flush_packets", "0",
-    "-write_xing", "0",
-    "-id3v2_version", "0",
+    ...MP3_STREAM_OUTPUT,
     ...(spec.output === undefined ? ["pipe:1"] : outputArgs(spec.output)),
   ];
 }
