@@ -38,6 +38,11 @@ export function mp3SampleRateFor(rate: number): number {
   return MP3_SAMPLE_RATES.find((r) => r >= rate) ?? 48000;
 }
 
+/** Bytes of a Layer III frame without its padding byte. */
+function frameBytes(mpeg1: boolean, bitrateKbps: number, sampleRate: number): number {
+  return Math.floor(((mpeg1 ? 144_000 : 72_000) * bitrateKbps) / sampleRate);
+}
+
 /** The Layer III frame header at `offset`, or undefined when there is none (free-format frames included). */
 export function parseMp3FrameHeader(buffer: Uint8Array, offset = 0): Mp3FrameHeader | undefined {
   if (offset + 4 > buffer.length) return undefined;
@@ -55,7 +60,7 @@ export function parseMp3FrameHeader(buffer: Uint8Array, offset = 0): Mp3FrameHea
   if (sampleRate === undefined || bitrateKbps === undefined || bitrateKbps === 0) return undefined;
   const padding = (b2 >> 1) & 1;
   const channelMode = b3 >> 6;
-  const length = Math.floor(((mpeg1 ? 144_000 : 72_000) * bitrateKbps) / sampleRate) + padding;
+  const length = frameBytes(mpeg1, bitrateKbps, sampleRate) + padding;
   return { mpeg1, versionId, sampleRate, samplesPerFrame: mpeg1 ? 1152 : 576, bitrateKbps, channels: channelMode === 3 ? 1 : 2, channelMode, length };
 }
 
@@ -86,7 +91,7 @@ class FrameShape {
     this.rateBits = (buffer[offset + 2] ?? 0) & 0x0c;
     this.mode = header.channelMode;
     const table = header.mpeg1 ? BITRATES_V1 : BITRATES_V2;
-    this.lengths = table.map((kbps) => (kbps === 0 ? 0 : Math.floor(((header.mpeg1 ? 144_000 : 72_000) * kbps) / header.sampleRate)));
+    this.lengths = table.map((kbps) => (kbps === 0 ? 0 : frameBytes(header.mpeg1, kbps, header.sampleRate)));
   }
 
   /**
