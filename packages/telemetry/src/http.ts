@@ -16,14 +16,10 @@ import { SpanKind, endSpan, startSpan, tracingEnabled, withSpan } from "./trace.
 import { context, propagation } from "@opentelemetry/api";
 
 /**
- * Counts and times one request answered outside a Hono app (the gateway's fast record reads), in
- * the same series `httpMetrics` uses: `route` is the pattern Hono would have matched.
+ * Counts and times requests answered outside a Hono app (the gateway's fast record reads) in the
+ * series `httpMetrics` uses, for one method, route (the pattern Hono would have matched) and status;
+ * the series is found once, on first use.
  */
-export function observeHttpRequest(method: string, route: string, status: number, seconds: number): void {
-  child(method, route, status).observe(seconds);
-}
-
-/** `observeHttpRequest` for one method, route and status, with the series found once (on first use). */
 export function httpRequestObserver(method: string, route: string, status: number): (seconds: number) => void {
   let series: Child | undefined;
   return (seconds) => (series ??= child(method, route, status)).observe(seconds);

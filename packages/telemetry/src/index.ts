@@ -12,7 +12,7 @@ export {
   queueAckPending,
   queueRedelivered,
 } from "./metrics.ts";
-export { httpMetrics, httpRequestObserver, matchedRoute, metricsHandler, observeHttpRequest, UNMATCHED_ROUTE, type MetricsEndpointOptions } from "./http.ts";
+export { httpMetrics, httpRequestObserver, matchedRoute, metricsHandler, UNMATCHED_ROUTE, type MetricsEndpointOptions } from "./http.ts";
 export { refreshQueueStats, watchQueues, type QueueStat, type QueueStatSource } from "./queues.ts";
 export { stageLabel, startTaskTelemetry, type TaskStatus, type TaskTelemetry, type TaskTelemetryOptions } from "./tasks.ts";
 export { timeEngine } from "./engines.ts";

@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { HTTPException } from "hono/http-exception";
 import type { Context } from "hono";
@@ -7,7 +6,7 @@ import { requestLineWriter, type Logger } from "@voiceloc/log";
 import type { Store } from "@voiceloc/store";
 import type { Authenticator } from "./auth/authenticator.ts";
 import { METHODS_WITH_BODY, parseJson, limitBody } from "./http/body.ts";
-import { applyHeaderFields, headerFields, requestHeader, respond } from "./http/respond.ts";
+import { applyHeaderFields, headerFields, requestHeader, requestIdOf, respond } from "./http/respond.ts";
 import { requestLog, type GatewayApp, type GatewayEnv } from "./http/context.ts";
 import { HttpProblem, TooManyRequestsError, ValueError422 } from "./http/errors.ts";
 import { boundedItems } from "./http/limits.ts";
@@ -119,8 +118,7 @@ export function createApp(deps: GatewayDeps): GatewayApp {
   // fields are fixed and hold no secret).
   const requestLine = requestLineWriter(deps.logger);
   app.use("*", async (c, next) => {
-    const given = requestHeader(c, "x-request-id");
-    const id = given !== undefined && given.length > 0 && given.length <= 255 && !/[^\w\-=]/.test(given) ? given : randomUUID();
+    const id = requestIdOf(requestHeader(c, "x-request-id"));
     c.set("requestId", id);
     c.set("headerFields", { "X-Request-Id": id });
     const started = performance.now();

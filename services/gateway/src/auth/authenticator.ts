@@ -35,6 +35,27 @@ const KEY_CACHE_MAX = 10_000;
 const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
 const MAX_CREDENTIAL_LENGTH = 8192;
 
+/** The request header fields a credential may come in. */
+export interface CredentialHeaders {
+  apiKey?: string | undefined;
+  authorization?: string | undefined;
+}
+
+type PresentedCredential = { kind: "api_key" | "access_token"; value: string } | { kind: "none" | "malformed" };
+
+/**
+ * Which credential the headers present: `API-KEY` when it is not empty, else `Authorization: Bearer`
+ * (an access token when shaped like a JWT, an API key otherwise).
+ */
+function presentedCredential(headers: CredentialHeaders): PresentedCredential {
+  if (headers.apiKey !== undefined && headers.apiKey !== "") return { kind: "api_key", value: headers.apiKey.trim() };
+  const authorization = headers.authorization?.trim();
+  if (!authorization) return { kind: "none" };
+  const credential = /^Bearer\s+(\S+)$/i.exec(authorization)?.[1];
+  if (!credential) return { kind: "malformed" };
+  return { kind: JWT_SHAPE.test(credential) ? "access_token" : "api_key", value: credential };
+}
+
 /**
  * Resolves the caller from `API-KEY: <key>` or `Authorization: Bearer <key or JWT>`.
  * A bearer value shaped like a JWT is verified as an access token (HS256 with
@@ -58,19 +79,18 @@ export class Authenticator {
     this.jwks = jwt.jwksUrl ? createRemoteJWKSet(new URL(jwt.jwksUrl), { cooldownDuration: 30_000 }) : undefined;
   }
 
-  async authenticate(headers: { apiKey?: string | undefined; authorization?: string | undefined }): Promise<Principal> {
-    if (headers.apiKey !== undefined && headers.apiKey !== "") {
-      return this.viaApiKey(headers.apiKey.trim());
+  async authenticate(headers: CredentialHeaders): Promise<Principal> {
+    const presented = presentedCredential(headers);
+    switch (presented.kind) {
+      case "api_key":
+        return this.viaApiKey(presented.value);
+      case "access_token":
+        return this.viaAccessToken(presented.value);
+      case "none":
+        throw new UnauthorizedError("Not authenticated");
+      case "malformed":
+        throw new UnauthorizedError("Invalid authentication credentials: expected 'Authorization: Bearer <token>'", "invalid_token");
     }
-    const authorization = headers.authorization?.trim();
-    if (!authorization) throw new UnauthorizedError("Not authenticated");
-    const match = /^Bearer\s+(\S+)$/i.exec(authorization);
-    if (!match?.[1]) {
-      throw new UnauthorizedError("Invalid authentication credentials: expected 'Authorization: Bearer <token>'", "invalid_token");
-    }
-    const credential = match[1];
-    if (JWT_SHAPE.test(credential)) return this.viaAccessToken(credential);
-    return this.viaApiKey(credential);
   }
 
   /**
@@ -78,15 +98,10 @@ export class Authenticator {
    * `API-KEY`, or `Authorization: Bearer` when it is not shaped like a JWT) verified within
    * KEY_CACHE_TTL_MS. Undefined in every other case (the caller then authenticates).
    */
-  cachedPrincipal(headers: { apiKey?: string | undefined; authorization?: string | undefined }): Principal | undefined {
-    let key: string | undefined;
-    if (headers.apiKey !== undefined && headers.apiKey !== "") key = headers.apiKey.trim();
-    else {
-      const match = headers.authorization === undefined ? null : /^Bearer\s+(\S+)$/i.exec(headers.authorization.trim());
-      if (match?.[1] === undefined || JWT_SHAPE.test(match[1])) return undefined;
-      key = match[1];
-    }
-    const cached = this.keyCache.get(key);
+  cachedPrincipal(headers: CredentialHeaders): Principal | undefined {
+    const presented = presentedCredential(headers);
+    if (presented.kind !== "api_key") return undefined;
+    const cached = this.keyCache.get(presented.value);
     return cached !== undefined && cached.until > Date.now() ? cached.principal : undefined;
   }
 

@@ -150,10 +150,8 @@ export class RateLimiter {
     try {
       for (;;) {
         const now = this.nowMs() * US_PER_MS;
-        if (bucket.tokens > 0 && now < bucket.leaseUntil) {
-          bucket.tokens -= 1;
-          return this.#allowed(bucket, now);
-        }
+        const leased = this.#spendLeased(bucket, now);
+        if (leased !== undefined) return leased;
         if (now < bucket.blockedUntil) {
           return { kind: "limited", retryAfterSeconds: Math.max(1, Math.ceil((bucket.blockedUntil - now) / US_PER_S)) };
         }
@@ -184,9 +182,12 @@ export class RateLimiter {
    */
   takeLeased(partition: string): RateDecision | undefined {
     const bucket = this.#local.get(partition);
-    if (bucket === undefined || bucket.tokens <= 0) return undefined;
-    const now = this.nowMs() * US_PER_MS;
-    if (now >= bucket.leaseUntil) return undefined;
+    return bucket === undefined ? undefined : this.#spendLeased(bucket, this.nowMs() * US_PER_MS);
+  }
+
+  /** One token of the bucket's lease, when it has one at hand that has not expired. */
+  #spendLeased(bucket: LocalBucket, now: number): RateDecision | undefined {
+    if (bucket.tokens <= 0 || now >= bucket.leaseUntil) return undefined;
     bucket.tokens -= 1;
     return this.#allowed(bucket, now);
   }

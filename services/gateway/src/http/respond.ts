@@ -17,6 +17,7 @@
  * `c.res.status`); reading request headers with `requestHeader(c, name)`; logging through a child
  * made once (see `unredactedChild` for fixed, secret-free fields), not a child per request.
  */
+import { randomUUID } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import type { Context, TypedResponse } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
@@ -71,7 +72,11 @@ export function applyHeaderFields(c: Context<GatewayEnv>): void {
 export function requestHeader(c: Context<GatewayEnv>, name: string): string | undefined {
   const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
   const raw = incoming?.rawHeaders;
-  if (raw === undefined) return c.req.header(name);
+  return raw === undefined ? c.req.header(name) : rawHeader(raw, name);
+}
+
+/** `requestHeader` from Node's raw header list (`IncomingMessage.rawHeaders`): name in lower case. */
+export function rawHeader(raw: readonly string[], name: string): string | undefined {
   let value: string | undefined;
   for (let i = 0; i + 1 < raw.length; i += 2) {
     const key = raw[i] as string;
@@ -87,8 +92,14 @@ function isHttpWhitespace(code: number): boolean {
   return code === 0x20 || code === 0x09 || code === 0x0a || code === 0x0d;
 }
 
-/** A header value without leading and trailing HTTP whitespace (SP, HTAB, CR, LF), as `Headers` gives it. */
-export function trimHttpWhitespace(value: string): string {
+const REQUEST_ID = /^[\w\-=]{1,255}$/;
+
+/** The request's id: the client's `X-Request-Id` when it is 1–255 of `[A-Za-z0-9_=-]`, else a new UUID. */
+export function requestIdOf(given: string | undefined): string {
+  return given !== undefined && REQUEST_ID.test(given) ? given : randomUUID();
+}
+
+function trimHttpWhitespace(value: string): string {
   let start = 0;
   let end = value.length;
   while (start < end && isHttpWhitespace(value.charCodeAt(start))) start += 1;
