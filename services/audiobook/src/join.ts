@@ -13,20 +13,30 @@ export interface JoinedMp3 {
   seconds: number;
 }
 
+/** A chunk's frames as the lanes counted them when they cut it (no need to read it again). */
+export interface CountedChunk {
+  frames: number;
+  bytes: number;
+  /** The shape of its frames; undefined when it has none. */
+  header: Mp3FrameHeader | undefined;
+}
+
 /**
  * Joins the chunks' MP3 frames (bare frames of one shape, as the lanes store them) into one MP3 by
  * copying them behind a Xing "Info" frame: one pass over the bytes, no process and no second encode.
  * Each chunk is checked frame by frame first (the same MPEG version, sample rate and channel mode
- * throughout), so the joined file's stated length is exact.
+ * throughout), so the joined file's stated length is exact; `counted(i)` gives the count of a chunk
+ * the lanes cut in this process (checked as they cut it), which is then not read twice.
  */
-export async function joinMp3Chunks(inputs: readonly string[]): Promise<JoinedMp3> {
+export async function joinMp3Chunks(inputs: readonly string[], counted: (index: number) => CountedChunk | undefined = () => undefined): Promise<JoinedMp3> {
   let header: Mp3FrameHeader | undefined;
   let frames = 0;
   let audioBytes = 0;
   // One buffer, grown to the largest chunk, for every chunk's check (a book's MP3 passes through it
   // with no allocation per chunk; fresh buffers of that size make the collector run several times).
   let buffer = Buffer.allocUnsafe(0);
-  for (const [i, path] of inputs.entries()) {
+  /** Reads a chunk stored by an earlier delivery and counts its frames, checking each. */
+  async function scanChunk(path: string): Promise<CountedChunk> {
     const file = await open(path, "r");
     let bytes: Buffer;
     try {
@@ -43,6 +53,10 @@ export async function joinMp3Chunks(inputs: readonly string[]): Promise<JoinedMp
       await file.close();
     }
     const scan = scanMp3Frames(bytes);
+    return { frames: scan.frames, bytes: scan.bytes, header: scan.header };
+  }
+  for (const [i, path] of inputs.entries()) {
+    const scan = counted(i) ?? (await scanChunk(path));
     if (scan.header !== undefined) {
       if (header !== undefined && !sameMp3Stream(header, scan.header)) {
         throw new MediaError("MEDIA_UNREADABLE", `Part ${i + 1} of the audio book was encoded in another shape than the parts before it.`);

@@ -11,7 +11,8 @@
  * - A lane that runs out of chunks takes the back half of the chunks another lane has not started
  *   (a new run, so a new encoder), so both cores stay busy to the end; with none left, it takes over
  *   the chunk another lane is speaking ahead of its encoder (that lane's run then ends after the
- *   chunk it is encoding).
+ *   chunk it is encoding). Neither when the work moved is smaller than what a new encoder costs to
+ *   start (the book's cut ends each lane's share in small chunks: see `taperedCut`).
  *
  * Resume: a run's checkpoints are stored in order, so a stored chunk whose predecessor is not stored
  * always began a run (a fresh encoder, whose first frame refers to no earlier bytes): re-speaking the
@@ -29,6 +30,7 @@ import {
   type StdinFeeder,
   type EncodeOptions,
   type MediaToolkit,
+  type Mp3FrameHeader,
   type PcmFormat,
 } from "@voiceloc/media";
 
@@ -42,19 +44,26 @@ export interface SpokenChunk {
   dataBytes: number;
 }
 
-/** Splits `items` (in order) into at most `parts` contiguous lists of about equal total weight. */
+/**
+ * Splits `items` (in order) into at most `parts` contiguous lists of about equal total weight: each
+ * list ends where the running total comes nearest its share (with a tapered cut, between the small
+ * chunks that end one lane's share and the big one that opens the next).
+ */
 export function splitByWeight(items: readonly number[], weight: (item: number) => number, parts: number): number[][] {
   const total = items.reduce((sum, item) => sum + Math.max(1, weight(item)), 0);
   const lists: number[][] = [];
   let current: number[] = [];
   let acc = 0;
   for (const item of items) {
-    current.push(item);
-    acc += Math.max(1, weight(item));
-    if (lists.length < parts - 1 && acc >= (total * (lists.length + 1)) / parts) {
+    const w = Math.max(1, weight(item));
+    const end = (total * (lists.length + 1)) / parts;
+    // Taking the item would overshoot the share by more than leaving it out falls short: the list ends.
+    if (lists.length < parts - 1 && current.length > 0 && acc + w - end > end - acc) {
       lists.push(current);
       current = [];
     }
+    current.push(item);
+    acc += w;
   }
   if (current.length > 0) lists.push(current);
   return lists;
@@ -62,7 +71,8 @@ export function splitByWeight(items: readonly number[], weight: (item: number) =
 
 /**
  * The chunks each lane still has to start. A lane takes from the front of its own list; a lane whose
- * list is empty takes the back half (by weight) of the fullest list.
+ * list is empty takes the back half (by weight) of the fullest list, when that half weighs more than
+ * `minTake` (a new encoder run costs about as much to start as encoding that much).
  */
 export class ChunkQueue {
   private readonly lists: number[][];
@@ -71,6 +81,7 @@ export class ChunkQueue {
     lists: readonly (readonly number[])[],
     lanes: number,
     private readonly weight: (item: number) => number,
+    private readonly minTake = 0,
   ) {
     this.lists = Array.from({ length: lanes }, (_, i) => [...(lists[i] ?? [])]);
   }
@@ -82,7 +93,7 @@ export class ChunkQueue {
     return undefined;
   }
 
-  /** The lane's next chunk, or one taken from the fullest lane; undefined when no chunk is left to start. */
+  /** The lane's next chunk, or some taken from the fullest lane; undefined when none is left to start (or worth taking). */
   take(lane: number): number | undefined {
     const own = this.lists[lane];
     if (own === undefined) return undefined;
@@ -96,9 +107,15 @@ export class ChunkQueue {
       let acc = 0;
       while (keep < victim.length - 1 && acc + Math.max(1, this.weight(victim[keep] ?? 0)) <= half) acc += Math.max(1, this.weight(victim[keep++] ?? 0));
       if (victim.length === 1) keep = 0;
+      if (load(victim.slice(keep)) <= this.minTake) return undefined;
       own.push(...victim.splice(keep));
     }
     return own.shift();
+  }
+
+  /** The weight of one chunk (at least 1). */
+  weightOf(item: number): number {
+    return Math.max(1, this.weight(item));
   }
 
   get remaining(): number {
@@ -113,14 +130,21 @@ export interface LaneOptions {
   /** Where chunk `index`'s WAV file goes. */
   wavPath: (index: number) => string;
   /**
-   * Stores chunk `index`'s MP3 frames (called in chunk order within a run, one at a time). The Buffer
-   * is reused for a later chunk once the returned promise resolves: store (or copy) it before then.
+   * Stores chunk `index`'s MP3 frames (called in chunk order within a run, one at a time), with their
+   * count and shape (every frame was checked by the cutter). The Buffer is reused for a later chunk
+   * once the returned promise resolves: store (or copy) it before then.
    */
-  store: (index: number, mp3: Buffer) => Promise<void>;
+  store: (index: number, mp3: Buffer, frames: { count: number; header: Mp3FrameHeader | undefined }) => Promise<void>;
   /** The MP3 sample rate of the book; fixed by the first chunk spoken (see `bookSampleRate`). */
   sampleRate: (first: SpokenChunk) => Promise<number>;
   encode: Omit<EncodeOptions, "sampleRate" | "channels">;
   signal: AbortSignal;
+  /**
+   * What starting an encoder costs, in the queue's weight (the encoding of that much text): a lane
+   * with nothing left takes over another lane's next chunk only while that lane has more than this
+   * of its current chunk still to feed (else the new encoder would finish last). Default 0.
+   */
+  encoderStartWeight?: number;
 }
 
 /** Reads the WAV a chunk was spoken to; anything but 16-bit PCM is first converted to it by ffmpeg. */
@@ -147,6 +171,8 @@ interface Prefetched {
   taken: boolean;
   /** Share of the chunk being fed before it (so encoded after it) that is not fed yet, 0–1. */
   left: number;
+  /** Weight of the chunk being fed before it. */
+  before: number;
 }
 
 /** Bytes of samples read and written at a time (1 MiB: a quarter of the syscalls of 256 KiB, measured). */
@@ -213,11 +239,12 @@ export async function runLanes(queue: ChunkQueue, lanes: number, options: LaneOp
       let buffer = spare.pop();
       if (buffer === undefined || buffer.length < bytes) buffer = Buffer.allocUnsafe(Math.max(bytes, 2 * 1024 * 1024));
       const held = buffer;
+      const frames = { count: Math.min(count, cutter.framesSeen - cutter.framesTaken), header: cutter.header };
       const mp3 = cutter.take(count, held);
       storing = storing.then(async () => {
         if (storeFailure !== undefined) return;
         try {
-          await options.store(index, mp3);
+          await options.store(index, mp3, frames);
           spare.push(held);
         } catch (error) {
           storeFailure = { error };
@@ -282,7 +309,7 @@ export async function runLanes(queue: ChunkQueue, lanes: number, options: LaneOp
           const next = nextIndex === undefined ? undefined : speak(nextIndex);
           next?.catch(() => undefined);
           const ticket: Prefetched | undefined =
-            next === undefined || nextIndex === undefined ? undefined : { index: nextIndex, spoken: next, taken: false, left: 1 };
+            next === undefined || nextIndex === undefined ? undefined : { index: nextIndex, spoken: next, taken: false, left: 1, before: queue.weightOf(current.index) };
           if (ticket !== undefined) prefetched.set(lane, ticket);
           const file = await open(current.path, "r");
           try {
@@ -352,9 +379,12 @@ export async function runLanes(queue: ChunkQueue, lanes: number, options: LaneOp
         else {
           // Nothing left to start: take over the chunk another lane is speaking ahead of its encoder
           // (the book's last chunks end on both cores at once instead of one after the other).
-          // Only while the other lane's encoder has at least half of its current chunk left: nearer its
-          // end, a new encoder for the taken chunk would finish after that lane would have.
-          const other = [...prefetched.entries()].find(([owner, ticket]) => owner !== id && ticket.left >= 0.5);
+          // Only while the other lane's encoder has at least half of its current chunk left, and more
+          // than a new encoder costs to start: nearer its end, a new encoder for the taken chunk would
+          // finish after that lane would have.
+          const other = [...prefetched.entries()].find(
+            ([owner, ticket]) => owner !== id && ticket.left >= 0.5 && ticket.left * ticket.before > (options.encoderStartWeight ?? 0),
+          );
           if (other === undefined) return;
           const [owner, ticket] = other;
           prefetched.delete(owner);

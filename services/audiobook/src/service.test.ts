@@ -1,14 +1,15 @@
+import { randomUUID } from "node:crypto";
 import { symlink, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { checkpointPrefix, SEQ_DELIVERY_SPAN } from "@voiceloc/worker";
+import { checkpointKey, checkpointPrefix, SEQ_DELIVERY_SPAN } from "@voiceloc/worker";
 import { FILE_NOT_AVAILABLE } from "@voiceloc/fetch";
 import type { TaskEvent } from "@voiceloc/contracts";
-import type { MtRegistry } from "@voiceloc/engines";
+import type { MtRegistry, TtsRegistry } from "@voiceloc/engines";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { chunkText, normaliseText } from "./text.ts";
+import { chunkText, normaliseText, speakableText } from "./text.ts";
 import { createBookHarness, createEngineStack, decodeErrors, isTerminal, waitFor, type BookHarness, type EngineStack } from "./testing/harness.ts";
 import { ENGLISH_BOOK, SHORT_ENGLISH, SHORT_SPANISH } from "./testing/texts.ts";
-import type { AudioBookService } from "./service.ts";
+import { AUDIO_BOOK_MP3, type AudioBookService } from "./service.ts";
 
 let stack: EngineStack;
 beforeAll(async () => {
@@ -190,6 +191,41 @@ describe("audio book service (in-process bus, fs blobs, real engines and ffmpeg)
     expect(reopened?.progress).toBeCloseTo(20 + (75 * stored) / total, 5);
     const seconds = await resultSeconds(h, end.result_key!);
     expect(seconds * 1000 / normaliseText(ENGLISH_BOOK.slice(0, 2_400)).length).toBeGreaterThan(40);
+  });
+
+  it("keeps the uniform cut of a plan stored by an earlier version (no chunkLimits: every chunk cut to chunkChars)", async () => {
+    const h = await harness();
+    const said: string[] = [];
+    const tts: TtsRegistry = {
+      ...stack.tts,
+      resolve: (language, voice) => {
+        const resolved = stack.tts.resolve(language, voice);
+        const synthesize: typeof resolved.engine.synthesize = (request) => {
+          said.push(request.text);
+          return resolved.engine.synthesize(request);
+        };
+        return { ...resolved, engine: { ...resolved.engine, synthesize } };
+      },
+    };
+    const text = normaliseText(ENGLISH_BOOK.slice(0, 2_400));
+    const uniform = chunkText(text, 700);
+    const id = randomUUID();
+    const plan = {
+      voice: stack.tts.resolve("English").voice.name,
+      chunkChars: 700,
+      chunks: uniform.length,
+      encoding: `mp3 ${AUDIO_BOOK_MP3.bitrateKbps}k q${AUDIO_BOOK_MP3.quality} mono`,
+    };
+    await h.blobs.put(checkpointKey(id, "text.txt"), Buffer.from(text, "utf8"));
+    await h.blobs.put(checkpointKey(id, "plan.json"), Buffer.from(JSON.stringify(plan), "utf8"));
+    await started(h, { tts });
+    await h.publish({ file: await h.writeInput("keeper.txt", text), taskId: id });
+    const end = await h.waitForEnd(id);
+    expect(end).toMatchObject({ status: "completed" });
+    // A new plan would have cut chunks of up to 1000 characters and more; the stored one is kept.
+    expect([...said].sort()).toEqual(uniform.map(speakableText).sort());
+    const seconds = await resultSeconds(h, end.result_key!);
+    expect(seconds * 1000 / text.length).toBeGreaterThan(40);
   });
 
   it("does not translate again when a translated book is redelivered", async () => {

@@ -20,10 +20,10 @@ import {
   type TaskWorker,
 } from "@voiceloc/worker";
 import { z } from "zod";
-import { joinMp3Chunks } from "./join.ts";
+import { joinMp3Chunks, type CountedChunk } from "./join.ts";
 import { ChunkQueue, runLanes, splitByWeight } from "./lanes.ts";
 import { coreCount, runPool } from "./pool.ts";
-import { BookTextError, chunkText, decodeText, hasWords, normaliseText, speakableText } from "./text.ts";
+import { BookTextError, chunkText, cutTextWithin, decodeText, hasWords, normaliseText, speakableText, taperedCut } from "./text.ts";
 
 /** Where the book's text may come from: fetchToFile's settings (MEDIA_ROOT paths, http(s), s3://, gs://). */
 export interface AudioBookFetchOptions {
@@ -61,8 +61,9 @@ export interface AudioBookServiceOptions {
   parallelism?: number;
   /**
    * Largest chunk of text per engine call and per translation, in characters (speech chunks are capped
-   * by the voice engine's own limit). Default: 1500 for translation; for speech, a quarter of a lane's
-   * share of the book, from 1500 to 4000 (big books: fewer engine starts; small ones: every core busy).
+   * by the voice engine's own limit). Default: 1500 for translation; for speech, the engine's limit
+   * (espeak-ng 10,000, flite 3,000), the chunks tapering down to 1000 at the end of each core's share
+   * (see `taperedCut`).
    */
   chunkChars?: number;
   /** MP3 bitrate. Default 64 kbit/s (mono, at the voice's own sample rate; see AUDIO_BOOK_MP3). */
@@ -94,8 +95,19 @@ export interface AudioBookService {
 }
 
 const DEFAULT_CHUNK_CHARS = 1_500;
-const MIN_SPEECH_CHUNK_CHARS = 1_500;
-const MAX_SPEECH_CHUNK_CHARS = 4_000;
+/**
+ * The smallest speech chunks, those ending each lane's share: a lane that finishes first takes over
+ * little, and the last encoder runs briefly. Smaller ones cost more engine starts (about 15 ms of CPU
+ * each, measured with espeak-ng) than they save.
+ */
+const TAPER_MIN_CHARS = 1_000;
+/**
+ * Starting an MP3 encoder costs about as much CPU as encoding a minute of speech, about 1,000
+ * characters of text: a lane with nothing left starts a new encoder for chunks of another lane only
+ * when they weigh more than this (in a traced espeak-ng run, a lone 950-character chunk taken over
+ * ended the book about 70 ms later than its own lane would have).
+ */
+const ENCODER_START_CHARS = 1_000;
 
 /**
  * What the book is encoded as: MP3, mono, at the voice's own sample rate (16 kHz for flite, 22.05 kHz
@@ -122,8 +134,15 @@ const translationCheckpoint = (i: number) => `translation-${pad(i)}.txt`;
 /** `plan.json`: how the spoken text was cut and voiced, so a redelivery's chunks join the earlier ones. */
 const PlanSchema = z.object({
   voice: z.string().min(1),
+  /** The largest chunk limit. */
   chunkChars: z.number().int().positive(),
   chunks: z.number().int().positive(),
+  /**
+   * The limit each chunk was cut to (`taperedCut`, replayed by `cutTextWithin`), whatever the core count
+   * of the worker that reads the plan. Absent in plans of earlier versions: every chunk was cut to
+   * chunkChars (`chunkText`), as such a plan is still read.
+   */
+  chunkLimits: z.array(z.number().int().min(20)).min(1).optional(),
   /** How chunks are encoded (codec, bitrate, quality); chunks of another encoding are spoken again. */
   encoding: z.string().min(1),
   /** The MP3 sample rate of the book, fixed by the first chunk spoken. */
@@ -169,9 +188,6 @@ export function createAudioBookService(options: AudioBookServiceOptions): AudioB
   const logger = options.logger.child({ component: "audiobook" });
   const parallelism = Math.max(1, Math.floor(options.parallelism ?? coreCount()));
   const chunkChars = Math.max(200, Math.floor(options.chunkChars ?? DEFAULT_CHUNK_CHARS));
-  /** Speech chunk size for a book of `chars` characters: about four chunks per lane, within 1500–4000. */
-  const speechChunkChars = (chars: number) =>
-    options.chunkChars !== undefined ? chunkChars : Math.min(MAX_SPEECH_CHUNK_CHARS, Math.max(MIN_SPEECH_CHUNK_CHARS, Math.ceil(chars / (parallelism * 4))));
   const bitrateKbps = options.bitrateKbps ?? AUDIO_BOOK_MP3.bitrateKbps;
   const encoding = `mp3 ${bitrateKbps}k q${AUDIO_BOOK_MP3.quality} mono`;
   const maxBookCharacters = options.maxBookCharacters ?? DEFAULT_MAX_BOOK_CHARACTERS;
@@ -319,15 +335,25 @@ export function createAudioBookService(options: AudioBookServiceOptions): AudioB
     }
     const { engine, voice } = resolved;
     const engineMax = engine.capabilities().maxInputChars;
-    let limit = Math.max(20, Math.min(speechChunkChars(spoken.length), engineMax));
+    const maxChars = Math.max(20, Math.min(options.chunkChars ?? engineMax, engineMax));
     // A redelivery keeps the earlier cut (a worker with another core count would choose another one).
-    if (earlier && earlier.voice === voice.name && earlier.encoding === encoding && earlier.chunkChars <= engineMax) limit = earlier.chunkChars;
-    const chunks = chunkText(spoken, limit);
-    let plan: Plan = { voice: voice.name, chunkChars: limit, chunks: chunks.length, encoding };
+    const keep = earlier !== undefined && earlier.voice === voice.name && earlier.encoding === encoding && earlier.chunkChars <= engineMax;
+    let plan: Plan;
+    let chunks: string[];
+    if (keep && earlier.chunkLimits === undefined) {
+      chunks = chunkText(spoken, earlier.chunkChars);
+      plan = { voice: voice.name, chunkChars: earlier.chunkChars, chunks: chunks.length, encoding };
+    } else if (keep && earlier.chunkLimits !== undefined) {
+      chunks = cutTextWithin(spoken, earlier.chunkLimits);
+      plan = { voice: voice.name, chunkChars: earlier.chunkChars, chunks: chunks.length, chunkLimits: earlier.chunkLimits, encoding };
+    } else {
+      const cut = taperedCut(spoken, { maxChars, minChars: TAPER_MIN_CHARS, lanes: parallelism });
+      chunks = cut.chunks;
+      plan = { voice: voice.name, chunkChars: maxChars, chunks: chunks.length, chunkLimits: cut.limits, encoding };
+    }
     let stored = new Set(await ctx.checkpoints.list());
-    const changed =
-      earlier !== undefined &&
-      (earlier.voice !== plan.voice || earlier.chunkChars !== plan.chunkChars || earlier.chunks !== plan.chunks || earlier.encoding !== plan.encoding);
+    // A kept cut that no longer gives the planned number of chunks is not trusted either.
+    const changed = earlier !== undefined && (!keep || earlier.chunks !== plan.chunks);
     // Chunks without a plan describing them (an earlier version's) are not trusted either.
     const orphans = earlier === undefined && [...stored].some(isChunk);
     if (changed || orphans) {
@@ -352,16 +378,20 @@ export function createAudioBookService(options: AudioBookServiceOptions): AudioB
 
     // Step 3: speak every missing chunk and encode it, one encoder per run of chunks on every core,
     // checkpointing each chunk's MP3 frames as soon as the encoder is past it (lanes.ts).
+    /** The chunks this delivery spoke, as the lanes counted their frames (the join need not read them twice). */
+    const counted = new Map<number, CountedChunk>();
     let rateFixed: Promise<number> | undefined = plan.sampleRate === undefined ? undefined : Promise.resolve(plan.sampleRate);
     const queue = new ChunkQueue(
       splitByWeight(missing, (i) => chunks[i]?.length ?? 1, parallelism),
       parallelism,
       (i) => chunks[i]?.length ?? 1,
+      ENCODER_START_CHARS,
     );
     await runLanes(queue, parallelism, {
       media,
       signal: ctx.signal,
       encode: { bitrateKbps, quality: AUDIO_BOOK_MP3.quality },
+      encoderStartWeight: ENCODER_START_CHARS,
       wavPath: (i) => join(ctx.workDir, `chunk-${pad(i)}.wav`),
       speak: async (i, outPath, signal) => {
         try {
@@ -379,8 +409,9 @@ export function createAudioBookService(options: AudioBookServiceOptions): AudioB
           await ctx.checkpoints.putJson(PLAN_CHECKPOINT, plan);
           return sampleRate;
         })()),
-      store: async (i, mp3) => {
+      store: async (i, mp3, frames) => {
         await ctx.checkpoints.put(chunkCheckpoint(i), mp3);
+        counted.set(i, { frames: frames.count, bytes: mp3.length, header: frames.header });
         done++;
         ctx.working();
         report();
@@ -395,7 +426,7 @@ export function createAudioBookService(options: AudioBookServiceOptions): AudioB
     for (const [i] of chunks.entries()) inputs.push(await ctx.checkpoints.get(chunkCheckpoint(i)));
     let joined: Awaited<ReturnType<typeof joinMp3Chunks>>;
     try {
-      joined = await joinMp3Chunks(inputs);
+      joined = await joinMp3Chunks(inputs, (i) => counted.get(i));
     } catch (error) {
       if (ctx.signal.aborted) throw error;
       throw taskFailure(error, { context: "The parts of the audio book could not be joined" });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ChunkQueue, splitByWeight } from "./lanes.ts";
 import { runPool } from "./pool.ts";
-import { BookTextError, chunkText, decodeText, normaliseText, speakableText } from "./text.ts";
+import { BookTextError, chunkText, cutTextWithin, decodeText, normaliseText, speakableText, taperedCut } from "./text.ts";
 import { ENGLISH_BOOK } from "./testing/texts.ts";
 
 const utf16le = (text: string) => Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, "utf16le")]);
@@ -70,6 +70,53 @@ describe("chunkText", () => {
   });
 });
 
+describe("taperedCut", () => {
+  const book = normaliseText(Array.from({ length: 12 }, () => ENGLISH_BOOK).join("\n\n"));
+  const words = (s: string) => s.split(/\s+/).filter(Boolean);
+  const lengthOf = (s: string) => [...s].length;
+
+  it("cuts between sentences within each chunk's limit, never above the largest, losing no words", () => {
+    const cut = taperedCut(book, { maxChars: 10_000, minChars: 1_000, lanes: 2 });
+    expect(cut.chunks.length).toBe(cut.limits.length);
+    for (const [i, chunk] of cut.chunks.entries()) {
+      expect(lengthOf(chunk)).toBeLessThanOrEqual(cut.limits[i]!);
+      expect(cut.limits[i]).toBeLessThanOrEqual(10_000);
+      expect(cut.limits[i]).toBeGreaterThanOrEqual(1_000);
+      expect(chunk).toMatch(/[.!?]$/);
+    }
+    expect(words(cut.chunks.join(" "))).toEqual(words(book));
+  });
+
+  it("ends each lane's share with chunks halving down to the smallest, after big ones", () => {
+    for (const lanes of [1, 2, 3]) {
+      const cut = taperedCut(book, { maxChars: 6_000, minChars: 500, lanes });
+      const sizes = cut.chunks.map(lengthOf);
+      const shares = splitByWeight(sizes.map((_, i) => i), (i) => sizes[i]!, lanes);
+      expect(shares).toHaveLength(lanes);
+      for (const share of shares) {
+        const own = share.map((i) => sizes[i]!);
+        expect(own[0]).toBeGreaterThan(3_000); // the body: big chunks
+        expect(own.at(-1)).toBeLessThanOrEqual(1_000); // the end: small ones
+        expect(own.at(-2)).toBeLessThanOrEqual(1_500);
+      }
+    }
+  });
+
+  it("gives the same chunks again from its limits alone, whatever the lane count it was cut for", () => {
+    for (const lanes of [1, 2, 4, 7]) {
+      for (const [maxChars, minChars] of [[10_000, 1_000], [3_000, 1_000], [300, 1_000], [2_000, 40]] as const) {
+        const cut = taperedCut(book, { maxChars, minChars, lanes });
+        expect(cutTextWithin(book, cut.limits)).toEqual(cut.chunks);
+      }
+    }
+  });
+
+  it("cuts a short text into small chunks and a text of one sentence into one", () => {
+    expect(taperedCut("Hello there.\n\nGeneral Kenobi.", { maxChars: 10_000, minChars: 1_000, lanes: 2 }).chunks).toEqual(["Hello there.\n\nGeneral Kenobi."]);
+    expect(taperedCut("* * *", { maxChars: 10_000, minChars: 1_000, lanes: 2 }).chunks).toEqual([]);
+  });
+});
+
 describe("speakableText", () => {
   it("ends headings with a full stop so the voice pauses, and joins paragraphs", () => {
     expect(speakableText("Chapter One\n\nIt began to rain.\n\nThe end, or so it seemed:\n\n* * *")).toBe(
@@ -79,9 +126,11 @@ describe("speakableText", () => {
 });
 
 describe("lanes: splitting and sharing the chunks", () => {
-  it("splits the chunks into contiguous lists of about equal weight, one per lane", () => {
+  it("splits the chunks into contiguous lists of about equal weight, one per lane, each ending nearest its share", () => {
     const weights = [10, 10, 10, 10, 30, 10, 10, 10];
-    expect(splitByWeight([0, 1, 2, 3, 4, 5, 6, 7], (i) => weights[i]!, 2)).toEqual([[0, 1, 2, 3, 4], [5, 6, 7]]);
+    expect(splitByWeight([0, 1, 2, 3, 4, 5, 6, 7], (i) => weights[i]!, 2)).toEqual([[0, 1, 2, 3], [4, 5, 6, 7]]);
+    const tapered = [100, 100, 50, 25, 12, 13, 100, 100, 50, 25, 13];
+    expect(splitByWeight(tapered.map((_, i) => i), (i) => tapered[i]!, 2)).toEqual([[0, 1, 2, 3, 4, 5], [6, 7, 8, 9, 10]]);
     expect(splitByWeight([3, 4, 9], () => 1, 4)).toEqual([[3], [4], [9]]);
     expect(splitByWeight([], () => 1, 2)).toEqual([]);
   });
@@ -104,6 +153,25 @@ describe("lanes: splitting and sharing the chunks", () => {
     expect(queue.take(1)).toBe(9); // the last unstarted chunk moves to the idle lane
     expect(queue.take(0)).toBeUndefined();
     expect(queue.remaining).toBe(0);
+  });
+
+  it("an idle lane takes another lane's chunks only when they weigh more than a new encoder costs", () => {
+    const weights = [5000, 2500, 1250, 950, 5000];
+    const queue = new ChunkQueue([[0, 1, 2, 3], [4]], 2, (i) => weights[i]!, 1000);
+    expect(queue.take(1)).toBe(4);
+    expect(queue.take(0)).toBe(0);
+    expect(queue.nextAfter(0, 0)).toBe(1);
+    expect(queue.take(1)).toBe(2); // 1250 + 950 left in lane 0's list: worth a new encoder
+    expect(queue.nextAfter(1, 2)).toBe(3);
+    expect(queue.remaining).toBe(0);
+
+    const late = new ChunkQueue([[0, 1, 2, 3], [4]], 2, (i) => weights[i]!, 1000);
+    expect(late.take(1)).toBe(4);
+    expect(late.take(0)).toBe(0);
+    expect(late.nextAfter(0, 0)).toBe(1);
+    expect(late.nextAfter(0, 1)).toBe(2);
+    expect(late.take(1)).toBeUndefined(); // 950 left: lane 0's own encoder takes it sooner
+    expect(late.nextAfter(0, 2)).toBe(3);
   });
 });
 

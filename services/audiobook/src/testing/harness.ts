@@ -39,6 +39,8 @@ export interface BookRequest {
   useVoiceClone?: boolean;
   /** The owner (account_id) of the task; default alice. */
   owner?: string;
+  /** The task id; default a new UUID (set one to store checkpoints before the first delivery). */
+  taskId?: string;
 }
 
 export interface BookHarness {
@@ -122,7 +124,7 @@ export async function createBookHarness(stack: EngineStack, options: { bus?: Bus
       await subscribe();
       const task: AudioBookWork = {
         kind: "audiobook",
-        task_id: randomUUID(),
+        task_id: request.taskId ?? randomUUID(),
         account_id: request.owner ?? "alice",
         file: request.file,
         source_language: request.source ?? "English",
