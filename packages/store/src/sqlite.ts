@@ -36,6 +36,7 @@ import type {
   Scalar,
   SortDirection,
   Store,
+  StoredText,
 } from "./collection.ts";
 import {
   assertCollectionName,
@@ -325,23 +326,33 @@ class SqliteCollection<T extends { id: string }> implements EmbeddedCollection<T
   }
 
   async find(filter: Filter, options?: FindOptions): Promise<T[]> {
+    return this.#select(filter, options, "doc", (stmt, params) => (stmt.pluck(true).all(...params) as string[]).map((text) => JSON.parse(text) as T));
+  }
+
+  findTextSync(filter: Filter, options?: FindOptions): StoredText[] {
+    return this.#select(filter, options, "id, doc", (stmt, params) => stmt.raw(true).all(...params) as StoredText[]);
+  }
+
+  /** `find`'s statements (one per plan) for `columns`, each run by `rows` (which sets the statement's mode). */
+  #select<R>(filter: Filter, options: FindOptions | undefined, columns: string, rows: (stmt: Statement, params: unknown[]) => R[]): R[] {
     const { where, plans, limit } = this.#compileFind(filter, options);
     if (limit === 0) return [];
     try {
-      const out: T[] = [];
+      const out: R[] = [];
       for (const plan of plans) {
         const remaining = limit === undefined ? undefined : limit - out.length;
         if (remaining === 0) break;
         const sql =
-          `SELECT doc FROM ${this.#table} WHERE (${where.sql}) AND (${plan.where.sql})` +
+          `SELECT ${columns} FROM ${this.#table} WHERE (${where.sql}) AND (${plan.where.sql})` +
           (plan.orderBy ? ` ORDER BY ${plan.orderBy}` : "") +
           (remaining === undefined ? "" : " LIMIT ?");
         const params = [...where.params, ...plan.where.params];
         if (remaining !== undefined) params.push(remaining);
         const stmt = this.store.statement(sql);
         this.store.reading();
-        const rows = stmt.all(...params) as Array<{ doc: string }>;
-        for (const row of rows) out.push(JSON.parse(row.doc) as T);
+        const found = rows(stmt, params);
+        if (plans.length === 1) return found;
+        for (const row of found) out.push(row);
       }
       return out;
     } catch (err) {

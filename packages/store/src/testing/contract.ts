@@ -5,7 +5,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { DuplicateKeyError, StoreError } from "../collection.ts";
-import type { Collection, Filter, Scalar, SortDirection, Store } from "../collection.ts";
+import type { Collection, Filter, FindOptions, Scalar, SortDirection, Store } from "../collection.ts";
 
 export type MakeStore = () => Promise<{ store: Store; cleanup: () => Promise<void> }>;
 
@@ -466,6 +466,26 @@ export function describeStoreContract(name: string, makeStore: MakeStore): void 
           expect(await pageAll(col, { g: { $ne: 1 } }, sort, 3)).toEqual(filtered);
         },
       );
+
+      it("gives found documents' stored text, where it keeps any, in find's order and with getTextSync's text", async () => {
+        const col = await open("mixed_paged", [{ fields: [["v", 1], ["id", 1]] }, { fields: [["g", 1], ["v", -1]] }]);
+        if (col.findTextSync === undefined) return; // MongoDB keeps no JSON text
+        await col.insertMany(MIXED_PAGED);
+        const queries: Array<[Filter, FindOptions]> = [
+          [{}, {}],
+          [{ g: { $ne: 1 } }, { sort: [["v", -1], ["id", 1]], limit: 7 }],
+          [{}, { sort: [["v", 1], ["id", 1]], after: [3, "x20"], limit: 5 }],
+          [{ g: 2 }, { sort: [["g", 1], ["v", 1], ["id", -1]] }],
+          [{}, { limit: 0 }],
+        ];
+        for (const [filter, options] of queries) {
+          const docs = await col.find(filter, options);
+          const texts = col.findTextSync(filter, options);
+          expect(texts.map(([id]) => id)).toEqual(docs.map((d) => d.id));
+          expect(texts.map(([, text]) => JSON.parse(text) as unknown)).toEqual(docs);
+          for (const [id, text] of texts) expect(col.getTextSync?.(id)).toBe(text);
+        }
+      });
 
       it("starts after a number and goes on into the strings (and back, descending)", async () => {
         const col = await open("mixed_paged", [{ fields: [["v", 1], ["id", 1]] }]);
