@@ -78,6 +78,13 @@ export interface Collection<T extends { id: string }> {
    * `getTextSync` is (the embedded store). Each text is the one `getTextSync` gives for its id.
    */
   findTextSync?(filter: Filter, options?: FindOptions): StoredText[];
+  /**
+   * A number that changes whenever the collection's documents may have changed (every write through
+   * this store, and every commit by another connection to the same database), read synchronously;
+   * only where `findTextSync` is (the embedded store). While it is unchanged, what a reader derived
+   * from the collection's documents still holds.
+   */
+  changeMarkSync?(): number;
   count(filter: Filter): Promise<number>;
   /**
    * Atomically sets the given top-level fields on the one document matching

@@ -165,6 +165,35 @@ export function describeStoreContract(name: string, makeStore: MakeStore): void 
         expect(JSON.parse(changed as string)).toEqual(await col.get("rich-1"));
       });
 
+      it("changes its change mark, where it keeps one, on every write to the collection and on no read", async () => {
+        const col = await open();
+        if (col.changeMarkSync === undefined) return; // MongoDB keeps none
+        const other = await store.collection<{ id: string; v: number }>({ name: "other_things" });
+        const marks = new Set<number>();
+        const mark = () => {
+          const m = (col.changeMarkSync as () => number)();
+          marks.add(m);
+          return m;
+        };
+        let last = mark();
+        const changed = async (what: string, write: () => Promise<unknown>) => {
+          await write();
+          const now = mark();
+          expect(now, what).not.toBe(last);
+          last = now;
+        };
+        await changed("insert", () => col.insert({ id: "m1", x: 1 }));
+        await changed("insertMany", () => col.insertMany([{ id: "m2", x: 2 }, { id: "m3", x: 3 }]));
+        await changed("updateOne", () => col.updateOne({ id: "m1" }, { x: 5 }));
+        await changed("deleteMany", () => col.deleteMany({ id: "m3" }));
+        expect(marks.size).toBe(5); // never back to an earlier value
+        await col.get("m1");
+        await col.find({ x: { $gte: 0 } });
+        await col.count({});
+        await other.insert({ id: "elsewhere", v: 1 });
+        expect(mark()).toBe(last); // reads, and writes to another collection, leave it
+      });
+
       it("rejects a duplicate id with DuplicateKeyError and keeps the original", async () => {
         const col = await open();
         await col.insert({ id: "dup", v: "first" });

@@ -318,9 +318,12 @@ describe("fast record reads", () => {
     expect((await same("/v1/videos/subtitle?limit=3")).body).toBe("[]");
     expect(f.handedOn.every((line) => line.endsWith("x=1"))).toBe(true);
 
-    // progress shows at once
+    // progress, and new records, show at once (a list is remembered only while no record changed)
+    expect(JSON.parse((await get(f, "/v1/audio_books/?task_status=processing", alice)).body)).toMatchObject([{ id: ids[1], task_progress: 30 }]);
     await f.gateway.deps.audioBooks.updateOwned("alice", ids[1] as string, { task_progress: 80 });
     expect(JSON.parse((await get(f, "/v1/audio_books/?task_status=processing", alice)).body)).toMatchObject([{ id: ids[1], task_progress: 80 }]);
+    const newest = await completedBook(f, "alice", "Newest", new Date(Date.UTC(2026, 5, 1)));
+    expect((JSON.parse((await get(f, "/v1/audio_books/?limit=2", alice)).body) as Array<{ id: string }>).map((b) => b.id)).toEqual([newest, ids[4]]);
     // bob sees his own only
     await get(f, "/v1/audio_books/", { "API-KEY": BOB_KEY });
     expect((JSON.parse((await get(f, "/v1/audio_books/", { "API-KEY": BOB_KEY })).body) as Array<{ name: string }>).map((b) => b.name)).toEqual(["Bob's"]);

@@ -19,8 +19,9 @@
  *   every request, so progress shows at once. Where the store keeps documents as JSON text (the
  *   embedded store), each record's answer is made from its text (`RecordViews`): the same text, the
  *   same answer (made anew each second, as its signed links are). A list is its records' answers
- *   joined, exactly `JSON.stringify` of the presented array. Lists need the stored text (MongoDB's are
- *   the app's);
+ *   joined, exactly `JSON.stringify` of the presented array, and is remembered (as bytes) only while
+ *   the store's change mark for the kind stays the same (no record of the kind written, no commit by
+ *   another connection) within one second. Lists need the stored text (MongoDB's are the app's);
  * - the credential spends a request from its rate-limit lease (`takeLeased`), or from a new lease
  *   (`take`); a refusal is the app's (it answers it from memory, spending nothing). The read happens
  *   before the request is spent, so a request handed to the app is metered once, there;
@@ -37,7 +38,7 @@ import type { Authenticator, Principal } from "../auth/authenticator.ts";
 import { presentAudioBook, presentSubtitle, presentVoiceStream, type AudioBookDoc, type SubtitleDoc, type UrlSigner, type VoiceStreamDoc } from "../records/kinds.ts";
 import { LIMITS, TASK_STATUSES, type TaskStatus } from "@voiceloc/contracts";
 import { InvalidCursorError, type ListQuery, type TaskDoc, type TaskRepository } from "../records/repository.ts";
-import { RecordViews, replyOf, type Reply } from "../records/views.ts";
+import { RecordViews, replyOf } from "../records/views.ts";
 import { RateLimiter, rateLimitField, type RateDecision } from "./rate-limit.ts";
 import { rawHeader, requestIdOf } from "./respond.ts";
 
@@ -75,12 +76,27 @@ interface Kind {
   repo: TaskRepository<TaskDoc>;
   present: (doc: TaskDoc) => unknown;
   views: RecordViews;
+  /** The caller and query string of a list → its last answer, while no record of the kind changed. */
+  pages: Map<string, Page>;
 }
 
 /** What the fast path answers with: a body and, for a list with more after it, the next page's `Link`. */
-interface Answer extends Reply {
+interface Answer {
+  body: string | Buffer;
+  /** The body's length in bytes (the Content-Length field). */
+  length: string;
   link?: string | undefined;
 }
+
+/** A list's answer, with the collection's change mark and the second it was made in. */
+interface Page {
+  answer: Answer;
+  mark: number;
+  second: number;
+}
+
+/** List answers remembered per kind before the memo starts over. */
+const PAGES_MAX = 10_000;
 
 const STATUSES: ReadonlySet<string> = new Set(TASK_STATUSES);
 const BASE64URL = /^[A-Za-z0-9_-]{1,512}$/;
@@ -153,6 +169,7 @@ export function withFastRecordReads(deps: FastReadDeps, app: Listener): Listener
       repo: repo as unknown as TaskRepository<TaskDoc>,
       present: presentDoc,
       views: new RecordViews(presentDoc),
+      pages: new Map(),
     };
   };
   const kinds: Kind[] = [
@@ -162,6 +179,27 @@ export function withFastRecordReads(deps: FastReadDeps, app: Listener): Listener
   ];
   const requestLine = requestLineWriter(deps.logger);
   const limiter = deps.rateLimiter;
+
+  /**
+   * The caller's page (`search`: the query string, read as `query`), remembered while no record of the
+   * kind changed (the store's change mark) within the second its links were signed in; undefined where
+   * the store keeps no text, or for a cursor the app answers (422).
+   */
+  const listPage = (kind: Kind, owner: string, search: string, query: ListQuery): Answer | undefined => {
+    const mark = kind.repo.changeMarkSync();
+    if (mark === undefined) return undefined;
+    const second = Math.floor(Date.now() / 1000);
+    const key = `${owner}\n${search}`;
+    const known = kind.pages.get(key);
+    if (known !== undefined && known.mark === mark && known.second === second) return known.answer;
+    const made = listFromTexts(kind, owner, query);
+    if (made === undefined) return undefined;
+    // sent as bytes: a remembered page is not encoded again for each request
+    const answer: Answer = { ...made, body: Buffer.from(made.body as string) };
+    if (known === undefined && kind.pages.size >= PAGES_MAX) kind.pages.clear();
+    kind.pages.set(key, { answer, mark, second });
+    return answer;
+  };
 
   /**
    * The caller's page of the kind's records from their stored texts: exactly the app's body
@@ -293,7 +331,7 @@ export function withFastRecordReads(deps: FastReadDeps, app: Listener): Listener
     let reply: Answer | null | undefined;
     try {
       if (id === undefined) {
-        reply = query === undefined ? undefined : listFromTexts(kind, principal.accountId, query);
+        reply = query === undefined || search === undefined ? undefined : listPage(kind, principal.accountId, search, query);
         if (reply === undefined) return app(req, res); // MongoDB's lists, and bad cursors, are the app's
       } else {
         const text = kind.repo.getTextSync(id);
