@@ -99,6 +99,8 @@ describe("loadConfig", () => {
     expect(() => loadConfig({ RATE_LIMIT_PER_MINUTE: "-5" })).toThrow(/RATE_LIMIT_PER_MINUTE/);
     expect(() => loadConfig({ RATE_LIMIT_PER_MINUTE: "1.5" })).toThrow(/RATE_LIMIT_PER_MINUTE/);
     expect(() => loadConfig({ RATE_LIMIT_BURST: "0" })).toThrow(/RATE_LIMIT_BURST/);
+    expect(loadConfig({ RATE_LIMIT_PER_MINUTE: "60000000", RATE_LIMIT_BURST: "60000000" }).rateLimit).toEqual({ perMinute: 60_000_000, burst: 60_000_000 });
+    expect(() => loadConfig({ RATE_LIMIT_PER_MINUTE: "60000001" })).toThrow(/RATE_LIMIT_PER_MINUTE/);
   });
 
   it("reads the live progress stream settings: heartbeat period and streams per account, bounded", () => {

@@ -188,8 +188,9 @@ export const EnvSchema = z
     }),
     /** Niceness of engine and ffmpeg child processes (0 = off, 19 = lowest CPU priority). */
     ENGINE_NICE: z.coerce.number().int().min(0).max(19).default(10),
-    RATE_LIMIT_PER_MINUTE: wholeNumber(600, 1_000_000, true),
-    RATE_LIMIT_BURST: wholeNumber(undefined, 1_000_000, false),
+    /** At most one request a microsecond (the limiter's resolution): 60,000,000 a minute. */
+    RATE_LIMIT_PER_MINUTE: wholeNumber(600, 60_000_000, true),
+    RATE_LIMIT_BURST: wholeNumber(undefined, 60_000_000, false),
     /** Live progress streams (`…/events`): a `: heartbeat` comment after this long without another frame. */
     SSE_HEARTBEAT_MS: z.coerce.number().int().min(1_000).max(300_000).default(15_000),
     /** Live progress streams one account (owner) may hold open at once on one gateway process; more: 429. */

@@ -7,6 +7,9 @@
 
 export type Scalar = string | number | boolean | null;
 
+/** A document as the embedded store keeps it: its id and its JSON text. */
+export type StoredText = readonly [id: string, text: string];
+
 /** A condition on one top-level field. A bare scalar means equality. */
 export type FieldCondition =
   | Scalar
@@ -70,6 +73,18 @@ export interface Collection<T extends { id: string }> {
   getTextSync?(id: string): string | null;
   findOne(filter: Filter): Promise<T | null>;
   find(filter: Filter, options?: FindOptions): Promise<T[]>;
+  /**
+   * `find`'s documents as `[id, JSON text]` pairs, in the same order, read synchronously; only where
+   * `getTextSync` is (the embedded store). Each text is the one `getTextSync` gives for its id.
+   */
+  findTextSync?(filter: Filter, options?: FindOptions): StoredText[];
+  /**
+   * A number that changes whenever the collection's documents may have changed (every write through
+   * this store, and every commit by another connection to the same database), read synchronously;
+   * only where `findTextSync` is (the embedded store). While it is unchanged, what a reader derived
+   * from the collection's documents still holds.
+   */
+  changeMarkSync?(): number;
   count(filter: Filter): Promise<number>;
   /**
    * Atomically sets the given top-level fields on the one document matching

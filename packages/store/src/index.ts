@@ -13,6 +13,7 @@ export type {
   Scalar,
   SortDirection,
   Store,
+  StoredText,
 } from "./collection.ts";
 export { DuplicateKeyError, StoreError } from "./collection.ts";
 export { EMBEDDED_DB_FILENAME, openEmbeddedStore } from "./sqlite.ts";

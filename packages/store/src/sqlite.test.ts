@@ -163,6 +163,31 @@ describe("embedded store specifics", () => {
     expect(a.db.pragma("wal_checkpoint(TRUNCATE)")).toEqual([{ busy: 0, log: 0, checkpointed: 0 }]);
   });
 
+  it("changes a collection's change mark when another connection commits to the database (the next turn at the latest)", async () => {
+    const dir = await tempDir();
+    cleanups.push(dir.remove);
+    const a = await openEmbeddedStore({ dir: dir.path });
+    const b = await openEmbeddedStore({ dir: dir.path });
+    cleanups.push(async () => {
+      await a.close();
+      await b.close();
+    });
+    const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+    const colA = await a.collection<{ id: string; seq: number }>({ name: "jobs" });
+    const colB = await b.collection<{ id: string; seq: number }>({ name: "jobs" });
+    const mark = () => (colA.changeMarkSync as () => number)();
+    await turn();
+    const before = mark();
+    expect(mark()).toBe(before);
+    await colB.insert({ id: "j1", seq: 1 });
+    await turn();
+    const after = mark();
+    expect(after).not.toBe(before);
+    expect(await colA.get("j1")).toEqual({ id: "j1", seq: 1 });
+    await turn();
+    expect(mark()).toBe(after);
+  });
+
   it("rebuilds an index whose definition changed", async () => {
     const { store } = await openTemp();
     const unique = await store.collection<{ id: string; k: string }>({

@@ -36,6 +36,7 @@ import type {
   Scalar,
   SortDirection,
   Store,
+  StoredText,
 } from "./collection.ts";
 import {
   assertCollectionName,
@@ -124,6 +125,12 @@ class SqliteStore implements EmbeddedStore {
   readonly #commit: Statement;
   /** Whether the shared read transaction (see the file's comment) is open. */
   #reading = false;
+  /** Writes begun through this store, per table (see `changeMark`). */
+  readonly #writes = new Map<string, number>();
+  /** `PRAGMA data_version` as last read, and how many times it was seen to change (commits by other connections). */
+  #dataVersion: Statement | undefined;
+  #lastDataVersion = 0;
+  #externalChanges = 0;
 
   constructor(
     readonly db: DB,
@@ -142,9 +149,29 @@ class SqliteStore implements EmbeddedStore {
     setImmediate(this.#endReading);
   }
 
-  /** Before a write (and on close): ends the shared read transaction, so the write is committed on its own. */
-  writing(): void {
+  /**
+   * Before a write (and on close): ends the shared read transaction, so the write is committed on its
+   * own, and counts a write to `table` (writes run synchronously once begun, so no read sees the table
+   * changed under an old mark).
+   */
+  writing(table?: string): void {
     this.#endReading();
+    if (table !== undefined) this.#writes.set(table, (this.#writes.get(table) ?? 0) + 1);
+  }
+
+  /**
+   * A number that changes whenever `table` may have changed: every write to it through this store, and
+   * every commit by another connection to the database (a CLI, another process), which SQLite's
+   * `data_version` reveals. Both counts only rise, so their sum never comes back to an earlier value.
+   */
+  changeMark(table: string): number {
+    this.assertOpen();
+    const version = (this.#dataVersion ??= this.db.prepare("PRAGMA data_version").pluck()).get() as number;
+    if (version !== this.#lastDataVersion) {
+      this.#lastDataVersion = version;
+      this.#externalChanges += 1;
+    }
+    return (this.#writes.get(table) ?? 0) + this.#externalChanges;
   }
 
   readonly #endReading = (): void => {
@@ -255,7 +282,7 @@ class SqliteCollection<T extends { id: string }> implements EmbeddedCollection<T
     const id = assertDocument(doc);
     const json = serialize(doc);
     try {
-      this.store.writing();
+      this.store.writing(this.#table);
       this.store.statement(`INSERT INTO ${this.#table} (id, doc) VALUES (?, ?)`).run(id, json);
     } catch (err) {
       throw mapError(err, this.name);
@@ -270,7 +297,7 @@ class SqliteCollection<T extends { id: string }> implements EmbeddedCollection<T
       const stmt = this.store.statement(`INSERT INTO ${this.#table} (id, doc) VALUES (?, ?)`);
       let failure: unknown;
       try {
-        this.store.writing();
+        this.store.writing(this.#table);
         this.store.db
           .transaction(() => {
             for (let i = start; i < Math.min(start + INSERT_BATCH, rows.length); i++) {
@@ -325,23 +352,41 @@ class SqliteCollection<T extends { id: string }> implements EmbeddedCollection<T
   }
 
   async find(filter: Filter, options?: FindOptions): Promise<T[]> {
+    return this.#select(filter, options, "doc", (stmt, params) => (stmt.pluck(true).all(...params) as string[]).map((text) => JSON.parse(text) as T));
+  }
+
+  changeMarkSync(): number {
+    try {
+      return this.store.changeMark(this.#table);
+    } catch (err) {
+      throw mapError(err, this.name);
+    }
+  }
+
+  findTextSync(filter: Filter, options?: FindOptions): StoredText[] {
+    return this.#select(filter, options, "id, doc", (stmt, params) => stmt.raw(true).all(...params) as StoredText[]);
+  }
+
+  /** `find`'s statements (one per plan) for `columns`, each run by `rows` (which sets the statement's mode). */
+  #select<R>(filter: Filter, options: FindOptions | undefined, columns: string, rows: (stmt: Statement, params: unknown[]) => R[]): R[] {
     const { where, plans, limit } = this.#compileFind(filter, options);
     if (limit === 0) return [];
     try {
-      const out: T[] = [];
+      const out: R[] = [];
       for (const plan of plans) {
         const remaining = limit === undefined ? undefined : limit - out.length;
         if (remaining === 0) break;
         const sql =
-          `SELECT doc FROM ${this.#table} WHERE (${where.sql}) AND (${plan.where.sql})` +
+          `SELECT ${columns} FROM ${this.#table} WHERE (${where.sql}) AND (${plan.where.sql})` +
           (plan.orderBy ? ` ORDER BY ${plan.orderBy}` : "") +
           (remaining === undefined ? "" : " LIMIT ?");
         const params = [...where.params, ...plan.where.params];
         if (remaining !== undefined) params.push(remaining);
         const stmt = this.store.statement(sql);
         this.store.reading();
-        const rows = stmt.all(...params) as Array<{ doc: string }>;
-        for (const row of rows) out.push(JSON.parse(row.doc) as T);
+        const found = rows(stmt, params);
+        if (plans.length === 1) return found;
+        for (const row of found) out.push(row);
       }
       return out;
     } catch (err) {
@@ -388,7 +433,7 @@ class SqliteCollection<T extends { id: string }> implements EmbeddedCollection<T
       }
       const selectStmt = this.store.statement(select);
       const updateStmt = this.store.statement(`UPDATE ${this.#table} SET doc = ? WHERE id = ?`);
-      this.store.writing();
+      this.store.writing(this.#table);
       // BEGIN IMMEDIATE takes the write lock before reading, so no other
       // connection can change the row between the read and the write.
       return this.store.db
@@ -412,7 +457,7 @@ class SqliteCollection<T extends { id: string }> implements EmbeddedCollection<T
   async deleteMany(filter: Filter): Promise<number> {
     const where = compileFilter(normalizeFilter(filter));
     try {
-      this.store.writing();
+      this.store.writing(this.#table);
       return this.store.statement(`DELETE FROM ${this.#table} WHERE ${where.sql}`).run(...where.params).changes;
     } catch (err) {
       throw mapError(err, this.name);

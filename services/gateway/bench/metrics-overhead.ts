@@ -42,7 +42,7 @@ function load(url: string): Promise<LoadResult> {
 async function main() {
   const dir = await tempDir("voiceloc-bench-metrics-");
   const port = await freePort();
-  const config = loadConfig({ DATA_DIR: dir.path, PORT: String(port), HOST: "127.0.0.1", VOICELOC_API_KEYS: `bench:${KEY}`, RATE_LIMIT_PER_MINUTE: "1000000" });
+  const config = loadConfig({ DATA_DIR: dir.path, PORT: String(port), HOST: "127.0.0.1", VOICELOC_API_KEYS: `bench:${KEY}`, RATE_LIMIT_PER_MINUTE: "60000000" });
   const logger = pino({ level: "info" }, pino.destination({ dest: `${dir.path}/requests.log`, sync: false }));
   const gateway = await createGateway({ config, logger });
   await gateway.start();

@@ -36,6 +36,13 @@ Lists are newest first and remain plain JSON arrays. \`?limit=\` (1–200, defau
 \`?task_status=\` filters, and when more records exist the response carries
 \`Link: <…?cursor=…>; rel="next"\`; follow it unchanged.
 
+## Response headers
+Every response carries \`X-Request-Id\`: the request's own \`X-Request-Id\` when it is 1–255 of
+\`[A-Za-z0-9_=-]\`, else a new UUID; the server's log lines for the request carry the same id. Every
+response to a sandbox key (\`vl_test_…\`) carries \`VoiceLoc-Mode: sandbox\`, errors included (not a
+**401**, where the key is not known). Sandbox keys act in a space of their own: a live record is a
+**404** to them and the reverse, and their lists show only their own records.
+
 ## Idempotency
 Every creating POST accepts \`Idempotency-Key\` (1–255 characters). The same key and body within
 24 hours replays the first response with \`Idempotent-Replayed: true\`; the same key with another

@@ -110,6 +110,11 @@ describe("/openapi.json", () => {
     expect(doc.tags.map((tag: { name: string }) => tag.name)).toContain("Webhooks");
   });
 
+  it("states the response headers every answer may carry: X-Request-Id, VoiceLoc-Mode for sandbox keys, the RateLimit fields", async () => {
+    const doc: any = await (await t.request("GET", "/openapi.json", { key: null })).json();
+    for (const field of ["X-Request-Id", "VoiceLoc-Mode: sandbox", "RateLimit-Policy", "Retry-After"]) expect(doc.info.description).toContain(field);
+  });
+
   it("states the contract's defaults: use_voice_clone defaults to false", async () => {
     const doc: any = await (await t.request("GET", "/openapi.json", { key: null })).json();
     expect(doc.components.schemas.CreateAudioBook.properties.use_voice_clone).toMatchObject({ type: "boolean", default: false });

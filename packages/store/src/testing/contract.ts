@@ -5,7 +5,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { DuplicateKeyError, StoreError } from "../collection.ts";
-import type { Collection, Filter, Scalar, SortDirection, Store } from "../collection.ts";
+import type { Collection, Filter, FindOptions, Scalar, SortDirection, Store } from "../collection.ts";
 
 export type MakeStore = () => Promise<{ store: Store; cleanup: () => Promise<void> }>;
 
@@ -163,6 +163,35 @@ export function describeStoreContract(name: string, makeStore: MakeStore): void 
         const changed = col.getTextSync("rich-1");
         expect(changed).not.toBe(text);
         expect(JSON.parse(changed as string)).toEqual(await col.get("rich-1"));
+      });
+
+      it("changes its change mark, where it keeps one, on every write to the collection and on no read", async () => {
+        const col = await open();
+        if (col.changeMarkSync === undefined) return; // MongoDB keeps none
+        const other = await store.collection<{ id: string; v: number }>({ name: "other_things" });
+        const marks = new Set<number>();
+        const mark = () => {
+          const m = (col.changeMarkSync as () => number)();
+          marks.add(m);
+          return m;
+        };
+        let last = mark();
+        const changed = async (what: string, write: () => Promise<unknown>) => {
+          await write();
+          const now = mark();
+          expect(now, what).not.toBe(last);
+          last = now;
+        };
+        await changed("insert", () => col.insert({ id: "m1", x: 1 }));
+        await changed("insertMany", () => col.insertMany([{ id: "m2", x: 2 }, { id: "m3", x: 3 }]));
+        await changed("updateOne", () => col.updateOne({ id: "m1" }, { x: 5 }));
+        await changed("deleteMany", () => col.deleteMany({ id: "m3" }));
+        expect(marks.size).toBe(5); // never back to an earlier value
+        await col.get("m1");
+        await col.find({ x: { $gte: 0 } });
+        await col.count({});
+        await other.insert({ id: "elsewhere", v: 1 });
+        expect(mark()).toBe(last); // reads, and writes to another collection, leave it
       });
 
       it("rejects a duplicate id with DuplicateKeyError and keeps the original", async () => {
@@ -466,6 +495,26 @@ export function describeStoreContract(name: string, makeStore: MakeStore): void 
           expect(await pageAll(col, { g: { $ne: 1 } }, sort, 3)).toEqual(filtered);
         },
       );
+
+      it("gives found documents' stored text, where it keeps any, in find's order and with getTextSync's text", async () => {
+        const col = await open("mixed_paged", [{ fields: [["v", 1], ["id", 1]] }, { fields: [["g", 1], ["v", -1]] }]);
+        if (col.findTextSync === undefined) return; // MongoDB keeps no JSON text
+        await col.insertMany(MIXED_PAGED);
+        const queries: Array<[Filter, FindOptions]> = [
+          [{}, {}],
+          [{ g: { $ne: 1 } }, { sort: [["v", -1], ["id", 1]], limit: 7 }],
+          [{}, { sort: [["v", 1], ["id", 1]], after: [3, "x20"], limit: 5 }],
+          [{ g: 2 }, { sort: [["g", 1], ["v", 1], ["id", -1]] }],
+          [{}, { limit: 0 }],
+        ];
+        for (const [filter, options] of queries) {
+          const docs = await col.find(filter, options);
+          const texts = col.findTextSync(filter, options);
+          expect(texts.map(([id]) => id)).toEqual(docs.map((d) => d.id));
+          expect(texts.map(([, text]) => JSON.parse(text) as unknown)).toEqual(docs);
+          for (const [id, text] of texts) expect(col.getTextSync?.(id)).toBe(text);
+        }
+      });
 
       it("starts after a number and goes on into the strings (and back, descending)", async () => {
         const col = await open("mixed_paged", [{ fields: [["v", 1], ["id", 1]] }]);

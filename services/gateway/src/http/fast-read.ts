@@ -1,21 +1,27 @@
 /**
  * Record reads (`GET /v1/audio_books/{id}`, `/v1/voices/streams/{id}`, `/v1/videos/subtitle/{id}`)
- * answered straight from Node's request, before the Hono app: the one operation clients poll, and
- * the one a busy gateway serves most.
+ * and their lists (`GET /v1/audio_books/`, `/v1/voices/streams`, `/v1/videos/subtitle`) answered
+ * straight from Node's request, before the Hono app: the operations clients poll, and the ones a
+ * busy gateway serves most.
  *
  * Through the app a read costs several times what the read itself does: a Web `Request`, the
  * middleware chain's promises, the param schema, the route match. Here the same steps run in plain
  * code, and anything out of the ordinary goes to the app unchanged, which then does everything
  * itself (so every rule has one definition, the app's, and this path only takes a subset):
  *
- * - only `GET` of an exact path with a lower-case canonical UUID, no query string;
+ * - only `GET` of an exact path with a lower-case canonical UUID and no query string, or of a list's
+ *   exact path with no query or one of plain `limit` (1–200, no leading zero), `task_status` (one of
+ *   the statuses) and `cursor` (base64url) fields, each at most once (anything else: the app, which
+ *   then also answers a bad cursor's 422);
  * - only a credential the authenticator verified within its cache time (`cachedPrincipal`): an
  *   unknown, revoked, unapproved or new key, an access token (JWT) or no credential goes to the app;
  * - only a record that exists and belongs to the caller (a 404 is the app's), read from the store on
  *   every request, so progress shows at once. Where the store keeps documents as JSON text (the
- *   embedded store), the text is read and compared with the text the last answer for that record was
- *   made from: unchanged, the same answer is sent again (made anew each second, as its signed links
- *   are); changed, it is parsed and presented anew. Nothing but that rendering is kept;
+ *   embedded store), each record's answer is made from its text (`RecordViews`): the same text, the
+ *   same answer (made anew each second, as its signed links are). A list is its records' answers
+ *   joined, exactly `JSON.stringify` of the presented array, and is remembered (as bytes) only while
+ *   the store's change mark for the kind stays the same (no record of the kind written, no commit by
+ *   another connection) within one second. Lists need the stored text (MongoDB's are the app's);
  * - the credential spends a request from its rate-limit lease (`takeLeased`), or from a new lease
  *   (`take`); a refusal is the app's (it answers it from memory, spending nothing). The read happens
  *   before the request is spent, so a request handed to the app is metered once, there;
@@ -30,7 +36,9 @@ import { httpRequestObserver, tracingEnabled } from "@voiceloc/telemetry";
 import { requestLineWriter, type Logger } from "@voiceloc/log";
 import type { Authenticator, Principal } from "../auth/authenticator.ts";
 import { presentAudioBook, presentSubtitle, presentVoiceStream, type AudioBookDoc, type SubtitleDoc, type UrlSigner, type VoiceStreamDoc } from "../records/kinds.ts";
-import type { TaskDoc, TaskRepository } from "../records/repository.ts";
+import { LIMITS, TASK_STATUSES, type TaskStatus } from "@voiceloc/contracts";
+import { InvalidCursorError, type ListQuery, type TaskDoc, type TaskRepository } from "../records/repository.ts";
+import { RecordViews, replyOf } from "../records/views.ts";
 import { RateLimiter, rateLimitField, type RateDecision } from "./rate-limit.ts";
 import { rawHeader, requestIdOf } from "./respond.ts";
 
@@ -41,6 +49,8 @@ export interface FastReadDeps {
   voiceStreams: TaskRepository<VoiceStreamDoc>;
   subtitles: TaskRepository<SubtitleDoc>;
   signer: UrlSigner;
+  /** The API's public address, that a list's `Link` to its next page starts with. */
+  publicBaseUrl: string;
   rateLimiter?: RateLimiter | undefined;
   /** `false`: the app has no HTTP metrics, so neither does this path. */
   metrics?: boolean | undefined;
@@ -48,40 +58,76 @@ export interface FastReadDeps {
 
 type Listener = (req: IncomingMessage, res: ServerResponse) => void;
 
-interface Kind {
-  /** Path up to and including the slash before the id. */
-  prefix: string;
+/** A route this path answers: a record read or a list. */
+interface Route {
   /** The route pattern the app registers (its metrics label). */
-  route: string;
-  repo: TaskRepository<TaskDoc>;
-  present: (doc: TaskDoc) => unknown;
-  /** Record id → the last answer made for it and the stored text it was made from. */
-  views: Map<string, View>;
+  pattern: string;
   /** Times a 200 in the app's series for the route (none when metrics are off). */
   observe: ((seconds: number) => void) | undefined;
 }
 
-/** A JSON body and its length in bytes (the Content-Length field). */
-interface Reply {
-  body: string;
-  length: string;
+interface Kind {
+  /** Path up to and including the slash before the id. */
+  prefix: string;
+  /** The list's path (the prefix, or the prefix without its slash). */
+  listPath: string;
+  record: Route;
+  list: Route;
+  repo: TaskRepository<TaskDoc>;
+  present: (doc: TaskDoc) => unknown;
+  views: RecordViews;
+  /** The caller and query string of a list → its last answer, while no record of the kind changed. */
+  pages: Map<string, Page>;
 }
 
-const replyOf = (value: unknown): Reply => {
-  const body = JSON.stringify(value);
-  return { body, length: String(Buffer.byteLength(body)) };
-};
+/** What the fast path answers with: a body and, for a list with more after it, the next page's `Link`. */
+interface Answer {
+  body: string | Buffer;
+  /** The body's length in bytes (the Content-Length field). */
+  length: string;
+  link?: string | undefined;
+}
 
-interface View extends Reply {
-  /** The stored JSON text the answer was made from. */
-  text: string;
-  doc: TaskDoc;
-  /** When the reply was made (its signed links change with the second they are signed in). */
+/** A list's answer, with the collection's change mark and the second it was made in. */
+interface Page {
+  answer: Answer;
+  mark: number;
   second: number;
 }
 
-/** Records whose answers are remembered (per kind) before the memo starts over. */
-const VIEWS_MAX = 10_000;
+/** List answers remembered per kind before the memo starts over. */
+const PAGES_MAX = 10_000;
+
+const STATUSES: ReadonlySet<string> = new Set(TASK_STATUSES);
+const BASE64URL = /^[A-Za-z0-9_-]{1,512}$/;
+const PAGE_SIZE = /^[1-9][0-9]{0,2}$/;
+
+/**
+ * A list's query string (after the `?`; "" for none) as the app's schema reads it, when it is plain:
+ * undefined for anything else (the app then answers it, a 422 included).
+ */
+export function plainListQuery(search: string): ListQuery | undefined {
+  const query: ListQuery = { limit: LIMITS.listDefault };
+  if (search === "") return query;
+  let limit: string | undefined;
+  for (const field of search.split("&")) {
+    const eq = field.indexOf("=");
+    if (eq <= 0) return undefined;
+    const name = field.slice(0, eq);
+    const value = field.slice(eq + 1);
+    if (name === "limit" && limit === undefined && PAGE_SIZE.test(value) && Number(value) <= LIMITS.listMax) {
+      limit = value;
+      query.limit = Number(value);
+    } else if (name === "task_status" && query.taskStatus === undefined && STATUSES.has(value)) {
+      query.taskStatus = value as TaskStatus;
+    } else if (name === "cursor" && query.cursor === undefined && BASE64URL.test(value)) {
+      query.cursor = value;
+    } else {
+      return undefined;
+    }
+  }
+  return query;
+}
 
 const UUID_LENGTH = 36;
 
@@ -104,45 +150,88 @@ function isCanonicalUuid(s: string, from: number): boolean {
 export function withFastRecordReads(deps: FastReadDeps, app: Listener): Listener {
   const signer = deps.signer;
   /** A record kind at `prefix` + id, whose route Hono registers as `prefix` + `:param`. */
-  const recordKind = <T extends TaskDoc>(prefix: string, param: string, repo: TaskRepository<T>, present: (doc: T, signer: UrlSigner) => unknown): Kind => ({
-    prefix,
-    route: `${prefix}:${param}`,
-    repo: repo as unknown as TaskRepository<TaskDoc>,
-    present: (doc) => present(doc as T, signer),
-    views: new Map(),
-    observe: undefined,
-  });
+  const metrics = deps.metrics !== false;
+  const route = (pattern: string): Route => ({ pattern, observe: metrics ? httpRequestObserver("GET", pattern, 200) : undefined });
+  /** A record kind at `prefix` + id, whose route Hono registers as `prefix` + `:param`, listed at `listPath`. */
+  const recordKind = <T extends TaskDoc>(
+    prefix: string,
+    listPath: string,
+    param: string,
+    repo: TaskRepository<T>,
+    present: (doc: T, signer: UrlSigner) => unknown,
+  ): Kind => {
+    const presentDoc = (doc: TaskDoc) => present(doc as T, signer);
+    return {
+      prefix,
+      listPath,
+      record: route(`${prefix}:${param}`),
+      list: route(listPath),
+      repo: repo as unknown as TaskRepository<TaskDoc>,
+      present: presentDoc,
+      views: new RecordViews(presentDoc),
+      pages: new Map(),
+    };
+  };
   const kinds: Kind[] = [
-    recordKind("/v1/audio_books/", "audio_book_id", deps.audioBooks, presentAudioBook),
-    recordKind("/v1/voices/streams/", "voice_id", deps.voiceStreams, presentVoiceStream),
-    recordKind("/v1/videos/subtitle/", "subtitle_id", deps.subtitles, presentSubtitle),
+    recordKind("/v1/audio_books/", "/v1/audio_books/", "audio_book_id", deps.audioBooks, presentAudioBook),
+    recordKind("/v1/voices/streams/", "/v1/voices/streams", "voice_id", deps.voiceStreams, presentVoiceStream),
+    recordKind("/v1/videos/subtitle/", "/v1/videos/subtitle", "subtitle_id", deps.subtitles, presentSubtitle),
   ];
   const requestLine = requestLineWriter(deps.logger);
   const limiter = deps.rateLimiter;
-  if (deps.metrics !== false) for (const k of kinds) k.observe = httpRequestObserver("GET", k.route, 200);
 
   /**
-   * The answer's body for the record as stored now from its stored text (see `TaskRepository.getTextSync`),
-   * if it is the caller's; null otherwise.
+   * The caller's page (`search`: the query string, read as `query`), remembered while no record of the
+   * kind changed (the store's change mark) within the second its links were signed in; undefined where
+   * the store keeps no text, or for a cursor the app answers (422).
    */
-  const replyFromText = (kind: Kind, id: string, text: string, owner: string): Reply | null => {
+  const listPage = (kind: Kind, owner: string, search: string, query: ListQuery): Answer | undefined => {
+    const mark = kind.repo.changeMarkSync();
+    if (mark === undefined) return undefined;
     const second = Math.floor(Date.now() / 1000);
-    let view = kind.views.get(id);
-    if (view === undefined || view.text !== text) {
-      const doc = JSON.parse(text) as TaskDoc;
-      if (doc.account_id !== owner) return null;
-      if (view === undefined && kind.views.size >= VIEWS_MAX) kind.views.clear();
-      view = { text, doc, ...replyOf(kind.present(doc)), second };
-      kind.views.set(id, view);
-    } else if (view.doc.account_id !== owner) {
-      return null;
-    } else if (view.second !== second) {
-      const reply = replyOf(kind.present(view.doc));
-      view.body = reply.body;
-      view.length = reply.length;
-      view.second = second;
+    const key = `${owner}\n${search}`;
+    const known = kind.pages.get(key);
+    if (known !== undefined && known.mark === mark && known.second === second) return known.answer;
+    const made = listFromTexts(kind, owner, query);
+    if (made === undefined) return undefined;
+    // sent as bytes: a remembered page is not encoded again for each request
+    const answer: Answer = { ...made, body: Buffer.from(made.body as string) };
+    if (known === undefined && kind.pages.size >= PAGES_MAX) kind.pages.clear();
+    kind.pages.set(key, { answer, mark, second });
+    return answer;
+  };
+
+  /**
+   * The caller's page of the kind's records from their stored texts: exactly the app's body
+   * (`JSON.stringify` of the presented records) and `Link`; undefined where the store keeps no text, or
+   * for a cursor the app answers (422).
+   */
+  const listFromTexts = (kind: Kind, owner: string, query: ListQuery): Answer | undefined => {
+    let page;
+    try {
+      page = kind.repo.listTextSync(owner, query);
+    } catch (error) {
+      if (error instanceof InvalidCursorError) return undefined;
+      throw error;
     }
-    return view;
+    if (page === undefined) return undefined;
+    let body = "[";
+    for (const [i, [id, text]] of page.items.entries()) {
+      const reply = kind.views.fromText(id, text, owner);
+      if (reply === null) return undefined; // not the caller's: never, as the store selects by owner
+      body += i === 0 ? reply.body : `,${reply.body}`;
+    }
+    body += "]";
+    let link: string | undefined;
+    if (page.nextCursor !== null) {
+      // as the app's listPage writes it
+      const params = new URLSearchParams();
+      params.set("limit", String(query.limit));
+      if (query.taskStatus) params.set("task_status", query.taskStatus);
+      params.set("cursor", page.nextCursor);
+      link = `<${deps.publicBaseUrl}${kind.listPath}?${params.toString()}>; rel="next"`;
+    }
+    return { body, length: String(Buffer.byteLength(body)), link };
   };
 
   /** Each cached principal's rate-limit partition, made once. */
@@ -153,77 +242,107 @@ export function withFastRecordReads(deps: FastReadDeps, app: Listener): Listener
     return partition;
   };
 
-  const send = (res: ServerResponse, kind: Kind, url: string, principal: Principal, requestId: string, started: number, reply: Reply, decision: RateDecision | undefined): void => {
+  /** What one request is about: its route, the path it logs (no query, as the app logs `c.req.path`), the caller. */
+  interface Served {
+    route: Route;
+    path: string;
+    principal: Principal;
+    requestId: string;
+    started: number;
+  }
+
+  const send = (res: ServerResponse, served: Served, reply: Answer, decision: RateDecision | undefined): void => {
+    const { principal, requestId } = served;
     const headers: string[] = ["X-Request-Id", requestId];
     if (principal.mode === "sandbox") headers.push("VoiceLoc-Mode", "sandbox");
     if (limiter !== undefined && decision !== undefined && decision.kind === "allowed") {
       headers.push("RateLimit-Policy", limiter.policyField, "RateLimit", rateLimitField(decision.remaining, decision.fullInSeconds));
     }
+    if (reply.link !== undefined) headers.push("Link", reply.link);
     headers.push("content-type", "application/json", "Content-Length", reply.length);
     res.writeHead(200, headers);
     res.end(reply.body);
-    const elapsed = performance.now() - started;
-    requestLine({ requestId, method: "GET", path: url, status: 200, ms: Math.round(elapsed * 10) / 10, account: principal.accountId });
-    kind.observe?.(elapsed / 1_000);
+    const elapsed = performance.now() - served.started;
+    requestLine({ requestId, method: "GET", path: served.path, status: 200, ms: Math.round(elapsed * 10) / 10, account: principal.accountId });
+    served.route.observe?.(elapsed / 1_000);
   };
 
   /**
-   * Answers with `body` once the credential has spent a request: from its lease at hand, or from a new
+   * Answers with `reply` once the credential has spent a request: from its lease at hand, or from a new
    * lease (`take`, a store write). A refusal is left to the app, which answers it from memory (the
    * credential stays refused there until a token is due) without spending anything.
    */
-  const answer = (req: IncomingMessage, res: ServerResponse, kind: Kind, url: string, principal: Principal, requestId: string, started: number, reply: Reply): void => {
-    if (limiter === undefined) return send(res, kind, url, principal, requestId, started, reply, undefined);
-    const partition = partitionOf(principal);
+  const answer = (req: IncomingMessage, res: ServerResponse, served: Served, reply: Answer): void => {
+    if (limiter === undefined) return send(res, served, reply, undefined);
+    const partition = partitionOf(served.principal);
     const leased = limiter.takeLeased(partition);
-    if (leased !== undefined) return send(res, kind, url, principal, requestId, started, reply, leased);
+    if (leased !== undefined) return send(res, served, reply, leased);
     limiter.take(partition).then(
-      (decision) => (decision.kind === "limited" ? app(req, res) : send(res, kind, url, principal, requestId, started, reply, decision)),
+      (decision) => (decision.kind === "limited" ? app(req, res) : send(res, served, reply, decision)),
       () => app(req, res),
     );
   };
 
   /** A store without stored text (MongoDB): the record is read and presented on every request. */
-  const answerFromDocument = async (req: IncomingMessage, res: ServerResponse, kind: Kind, url: string, principal: Principal, requestId: string, started: number) => {
+  const answerFromDocument = async (req: IncomingMessage, res: ServerResponse, kind: Kind, id: string, served: Served) => {
     let doc: TaskDoc | null;
     try {
-      doc = await kind.repo.getOwned(principal.accountId, url.slice(kind.prefix.length));
+      doc = await kind.repo.getOwned(served.principal.accountId, id);
     } catch {
       // the app reads again and answers the store's failure as it does for every route
       return app(req, res);
     }
     if (doc === null) return app(req, res);
-    answer(req, res, kind, url, principal, requestId, started, replyOf(kind.present(doc)));
+    answer(req, res, served, replyOf(kind.present(doc)));
+  };
+
+  /** The kind whose record (`id`) or list (`search`: the query string, "" for none) `url` reads. */
+  const target = (url: string): { kind: Kind; id?: string; search?: string } | undefined => {
+    for (const kind of kinds) {
+      if (!url.startsWith(kind.listPath)) continue;
+      if (url.length === kind.listPath.length) return { kind, search: "" };
+      if (url.charCodeAt(kind.listPath.length) === 0x3f /* ? */) return { kind, search: url.slice(kind.listPath.length + 1) };
+      if (url.startsWith(kind.prefix) && isCanonicalUuid(url, kind.prefix.length)) return { kind, id: url.slice(kind.prefix.length) };
+      return undefined;
+    }
+    return undefined;
   };
 
   return (req, res) => {
     const url = req.url;
-    if (req.method !== "GET" || url === undefined || url.length > 64) return app(req, res);
-    let kind: Kind | undefined;
-    for (const k of kinds) {
-      if (url.startsWith(k.prefix)) {
-        kind = k;
-        break;
-      }
-    }
-    if (kind === undefined || !isCanonicalUuid(url, kind.prefix.length) || tracingEnabled()) return app(req, res);
+    if (req.method !== "GET" || url === undefined || url.length > 1024) return app(req, res);
+    const found = target(url);
+    if (found === undefined || tracingEnabled()) return app(req, res);
+    const { kind, id, search } = found;
+    const query = search === undefined ? undefined : plainListQuery(search);
+    if (id === undefined && query === undefined) return app(req, res);
     const started = performance.now();
     // The header fields this path reads, as the app reads them.
     const raw = req.rawHeaders;
     const principal = deps.authenticator.cachedPrincipal({ apiKey: rawHeader(raw, "api-key"), authorization: rawHeader(raw, "authorization") });
     if (principal === undefined) return app(req, res);
-    const requestId = requestIdOf(rawHeader(raw, "x-request-id"));
-    const id = url.slice(kind.prefix.length);
-    let reply: Reply | null;
+    const served: Served = {
+      route: id === undefined ? kind.list : kind.record,
+      path: id === undefined ? kind.listPath : url,
+      principal,
+      requestId: requestIdOf(rawHeader(raw, "x-request-id")),
+      started,
+    };
+    let reply: Answer | null | undefined;
     try {
-      const text = kind.repo.getTextSync(id);
-      if (text === undefined) return void answerFromDocument(req, res, kind, url, principal, requestId, started);
-      reply = text === null ? null : replyFromText(kind, id, text, principal.accountId);
+      if (id === undefined) {
+        reply = query === undefined || search === undefined ? undefined : listPage(kind, principal.accountId, search, query);
+        if (reply === undefined) return app(req, res); // MongoDB's lists, and bad cursors, are the app's
+      } else {
+        const text = kind.repo.getTextSync(id);
+        if (text === undefined) return void answerFromDocument(req, res, kind, id, served);
+        reply = text === null ? null : kind.views.fromText(id, text, principal.accountId);
+      }
     } catch {
       // the app reads again and answers the store's failure as it does for every route
       return app(req, res);
     }
     if (reply === null) return app(req, res);
-    answer(req, res, kind, url, principal, requestId, started, reply);
+    answer(req, res, served, reply);
   };
 }

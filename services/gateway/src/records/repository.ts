@@ -1,4 +1,4 @@
-import type { Collection, Filter, Store } from "@voiceloc/store";
+import type { Collection, Filter, FindOptions, Store, StoredText } from "@voiceloc/store";
 import type { TaskStatus } from "@voiceloc/contracts";
 import { decodeCursor, encodeCursor } from "./cursor.ts";
 
@@ -38,6 +38,32 @@ export class InvalidCursorError extends Error {
   }
 }
 
+/** The order of every list: newest first (`date_created`, then `id`). */
+const NEWEST_FIRST: FindOptions["sort"] = [
+  ["date_created", -1],
+  ["id", -1],
+];
+
+/** The store query for one page after the opaque `cursor` (one row more than the page, to tell whether another follows). */
+function newestFirstQuery(limit: number, cursor: string | undefined): FindOptions {
+  let after: [string, string] | undefined;
+  if (cursor !== undefined) {
+    const decoded = decodeCursor(cursor);
+    if (!decoded) throw new InvalidCursorError();
+    after = decoded;
+  }
+  return { sort: NEWEST_FIRST, ...(after ? { after } : {}), limit: limit + 1 };
+}
+
+/** The page of `rows` (found by `newestFirstQuery`), with the cursor of the next page made from the last row's document. */
+function pageOf<R>(rows: R[], limit: number, docOf: (row: R) => { id: string; date_created: string }): Page<R> {
+  const items = rows.length > limit ? rows.slice(0, limit) : rows;
+  const last = items[items.length - 1];
+  if (rows.length <= limit || last === undefined) return { items, nextCursor: null };
+  const doc = docOf(last);
+  return { items, nextCursor: encodeCursor(doc.date_created, doc.id) };
+}
+
 /**
  * One page of `filter`'s documents, newest first (`date_created`, then `id`), after the opaque
  * `cursor` of the previous page: the keyset paging every list of the API shares.
@@ -48,23 +74,7 @@ export async function newestFirstPage<T extends { id: string; date_created: stri
   limit: number,
   cursor: string | undefined,
 ): Promise<Page<T>> {
-  let after: [string, string] | undefined;
-  if (cursor !== undefined) {
-    const decoded = decodeCursor(cursor);
-    if (!decoded) throw new InvalidCursorError();
-    after = decoded;
-  }
-  const rows = await collection.find(filter, {
-    sort: [
-      ["date_created", -1],
-      ["id", -1],
-    ],
-    ...(after ? { after } : {}),
-    limit: limit + 1,
-  });
-  const items = rows.slice(0, limit);
-  const last = items[items.length - 1];
-  return { items, nextCursor: rows.length > limit && last ? encodeCursor(last.date_created, last.id) : null };
+  return pageOf(await collection.find(filter, newestFirstQuery(limit, cursor)), limit, (doc) => doc);
 }
 
 export const TASK_INDEXES = [
@@ -74,6 +84,13 @@ export const TASK_INDEXES = [
   // the scheduler's walk over accounts with waiting work, oldest first within an account
   { fields: [["published", 1], ["account_id", 1], ["date_created", 1]] as Array<[string, 1 | -1]> },
 ];
+
+/** The owner's records, of one status if asked. */
+function listFilter(accountId: string, query: ListQuery): Filter {
+  const filter: Filter = { account_id: accountId };
+  if (query.taskStatus) filter.task_status = query.taskStatus;
+  return filter;
+}
 
 /** Statuses after which a task takes no more work. */
 export const FINISHED_STATUSES: readonly TaskStatus[] = ["completed", "failed"];
@@ -111,9 +128,25 @@ export class TaskRepository<T extends TaskDoc> {
   }
 
   async list(accountId: string, query: ListQuery): Promise<Page<T>> {
-    const filter: Filter = { account_id: accountId };
-    if (query.taskStatus) filter.task_status = query.taskStatus;
-    return newestFirstPage(this.collection, filter, query.limit, query.cursor);
+    return newestFirstPage(this.collection, listFilter(accountId, query), query.limit, query.cursor);
+  }
+
+  /**
+   * `list`'s page as the `[id, JSON text]` pairs the store keeps, read synchronously; undefined when
+   * the store keeps no text (see `Collection.findTextSync`). InvalidCursorError as `list`.
+   */
+  /**
+   * A number that changes whenever any record of this kind may have changed (see
+   * `Collection.changeMarkSync`); undefined when the store keeps none.
+   */
+  changeMarkSync(): number | undefined {
+    return this.collection.changeMarkSync?.();
+  }
+
+  listTextSync(accountId: string, query: ListQuery): Page<StoredText> | undefined {
+    if (this.collection.findTextSync === undefined) return undefined;
+    const rows = this.collection.findTextSync(listFilter(accountId, query), newestFirstQuery(query.limit, query.cursor));
+    return pageOf(rows, query.limit, ([, text]) => JSON.parse(text) as TaskDoc);
   }
 
   /** How many of the owner's records are still queued or processing. */

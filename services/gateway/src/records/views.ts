@@ -1,0 +1,60 @@
+import type { TaskDoc } from "./repository.ts";
+
+/** A JSON body and its length in bytes (the Content-Length field). */
+export interface Reply {
+  body: string;
+  length: string;
+}
+
+export const replyOf = (value: unknown): Reply => {
+  const body = JSON.stringify(value);
+  return { body, length: String(Buffer.byteLength(body)) };
+};
+
+interface View extends Reply {
+  /** The stored JSON text the answer was made from. */
+  text: string;
+  doc: TaskDoc;
+  /** When the reply was made (its signed links change with the second they are signed in). */
+  second: number;
+}
+
+/** Records whose answers are remembered before the memo starts over. */
+const VIEWS_MAX = 10_000;
+
+/**
+ * The API's JSON for records of one kind, made from the text the embedded store keeps for each
+ * (`Collection.getTextSync`, `findTextSync`) and remembered with that text: while a record's text
+ * is unchanged, its answer is reused (made anew each second, as its signed links are); once the
+ * text changed, it is parsed and presented anew. So a read shows progress at once, and nothing but
+ * the rendering is kept.
+ */
+export class RecordViews {
+  readonly #views = new Map<string, View>();
+
+  constructor(
+    private readonly present: (doc: TaskDoc) => unknown,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** The record's answer from its stored `text`, if it is `owner`'s; null otherwise. */
+  fromText(id: string, text: string, owner: string): Reply | null {
+    const second = Math.floor(this.now() / 1000);
+    let view = this.#views.get(id);
+    if (view === undefined || view.text !== text) {
+      const doc = JSON.parse(text) as TaskDoc;
+      if (doc.account_id !== owner) return null;
+      if (view === undefined && this.#views.size >= VIEWS_MAX) this.#views.clear();
+      view = { text, doc, ...replyOf(this.present(doc)), second };
+      this.#views.set(id, view);
+    } else if (view.doc.account_id !== owner) {
+      return null;
+    } else if (view.second !== second) {
+      const reply = replyOf(this.present(view.doc));
+      view.body = reply.body;
+      view.length = reply.length;
+      view.second = second;
+    }
+    return view;
+  }
+}
