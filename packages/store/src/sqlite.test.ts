@@ -132,7 +132,8 @@ describe("embedded store specifics", () => {
     await c.close();
   });
 
-  it("shares one read transaction per loop turn: own writes are read at once, other connections' from the next turn, and none is held after", async () => {
+  /** Two connections (stores) to one database file, each with its `jobs` collection; closed after the test. */
+  async function twoConnections() {
     const dir = await tempDir();
     cleanups.push(dir.remove);
     const a = await openEmbeddedStore({ dir: dir.path });
@@ -141,9 +142,14 @@ describe("embedded store specifics", () => {
       await a.close();
       await b.close();
     });
-    const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
     const colA = await a.collection<{ id: string; seq: number }>({ name: "jobs" });
     const colB = await b.collection<{ id: string; seq: number }>({ name: "jobs" });
+    return { a, b, colA, colB };
+  }
+  const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+  it("shares one read transaction per loop turn: own writes are read at once, other connections' from the next turn, and none is held after", async () => {
+    const { a, b, colA, colB } = await twoConnections();
     await colA.insert({ id: "j1", seq: 1 });
     // reads, then a write on the same connection in the same turn: the write is read back at once...
     expect(await colA.get("j1")).toEqual({ id: "j1", seq: 1 });
@@ -164,17 +170,7 @@ describe("embedded store specifics", () => {
   });
 
   it("changes a collection's change mark when another connection commits to the database (the next turn at the latest)", async () => {
-    const dir = await tempDir();
-    cleanups.push(dir.remove);
-    const a = await openEmbeddedStore({ dir: dir.path });
-    const b = await openEmbeddedStore({ dir: dir.path });
-    cleanups.push(async () => {
-      await a.close();
-      await b.close();
-    });
-    const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
-    const colA = await a.collection<{ id: string; seq: number }>({ name: "jobs" });
-    const colB = await b.collection<{ id: string; seq: number }>({ name: "jobs" });
+    const { colA, colB } = await twoConnections();
     const mark = () => (colA.changeMarkSync as () => number)();
     await turn();
     const before = mark();

@@ -115,29 +115,18 @@ const length = (s: string) => {
  * line of asterisks on its own) are dropped: there is nothing in them to say.
  */
 export function chunkText(text: string, maxChars: number): string[] {
-  const chunks: string[] = [];
-  let current = "";
-  let currentLength = 0;
-  for (const paragraph of text.split("\n\n")) {
-    if (paragraph.trim() === "") continue;
-    let first = true;
-    for (const piece of splitText(paragraph.trim(), maxChars)) {
-      const pieceLength = length(piece);
-      const separator = first ? "\n\n" : " ";
-      first = false;
-      if (current !== "" && currentLength + separator.length + pieceLength <= maxChars) {
-        current += separator + piece;
-        currentLength += separator.length + pieceLength;
-      } else {
-        if (current !== "") chunks.push(current);
-        current = piece;
-        currentLength = pieceLength;
-      }
-    }
-  }
-  if (current !== "") chunks.push(current);
-  return chunks.filter(hasWords);
+  return packText(
+    text,
+    (paragraph) => splitText(paragraph, maxChars),
+    () => maxChars,
+  ).chunks;
 }
+
+/** A paragraph's sentences, each over-long one cut into pieces of at most `pieceChars` (the tapered cut's pieces). */
+const sentencePieces =
+  (pieceChars: number) =>
+  (paragraph: string): string[] =>
+    splitSentences(paragraph).flatMap((sentence) => splitText(sentence, pieceChars));
 
 /** A cut of the text into chunks, with the most characters each chunk was packed to. */
 export interface TextCut {
@@ -150,11 +139,11 @@ export interface TextCut {
 }
 
 /**
- * Packs whole sentences (over-long ones cut into pieces of at most `pieceChars`) into chunks, the
- * chunk after `index` earlier ones, starting `offset` characters into the text, of at most
+ * Packs the pieces of each paragraph (`piecesOf`, given the trimmed paragraph) into chunks, the chunk
+ * after `index` earlier ones, starting `offset` characters into the text, of at most
  * `limitFor(index, offset)` characters; paragraphs inside a chunk stay apart by a blank line.
  */
-function packText(text: string, pieceChars: number, limitFor: (index: number, offset: number) => number): TextCut {
+function packText(text: string, piecesOf: (paragraph: string) => string[], limitFor: (index: number, offset: number) => number): TextCut {
   const chunks: string[] = [];
   const limits: number[] = [];
   let current = "";
@@ -164,7 +153,7 @@ function packText(text: string, pieceChars: number, limitFor: (index: number, of
   for (const paragraph of text.split("\n\n")) {
     if (paragraph.trim() === "") continue;
     let first = true;
-    for (const piece of splitSentences(paragraph.trim()).flatMap((sentence) => splitText(sentence, pieceChars))) {
+    for (const piece of piecesOf(paragraph.trim())) {
       const pieceLength = length(piece);
       const separator = first ? "\n\n" : " ";
       first = false;
@@ -202,7 +191,7 @@ export function taperedCut(text: string, options: { maxChars: number; minChars: 
   const minChars = Math.max(20, Math.min(maxChars, Math.floor(options.minChars)));
   const lanes = Math.max(1, Math.floor(options.lanes));
   const total = Math.max(1, length(text));
-  const cut = packText(text, minChars, (_, offset) => {
+  const cut = packText(text, sentencePieces(minChars), (_, offset) => {
     const share = Math.min(lanes - 1, Math.floor((offset * lanes) / total));
     const left = ((share + 1) * total) / lanes - offset;
     return Math.max(minChars, Math.min(maxChars, Math.ceil(left / 2)));
@@ -212,7 +201,7 @@ export function taperedCut(text: string, options: { maxChars: number; minChars: 
   // false, a uniform cut (pieces and chunks of maxChars) still replays exactly.
   const again = cutTextWithin(text, cut.limits);
   if (again.length === cut.chunks.length && again.every((chunk, i) => chunk === cut.chunks[i])) return cut;
-  return packText(text, maxChars, () => maxChars);
+  return packText(text, sentencePieces(maxChars), () => maxChars);
 }
 
 /**
@@ -223,7 +212,7 @@ export function cutTextWithin(text: string, limits: readonly number[]): string[]
   if (limits.length === 0) return [];
   const pieceChars = Math.min(...limits);
   const last = limits[limits.length - 1] ?? pieceChars;
-  return packText(text, pieceChars, (index) => limits[index] ?? last).chunks;
+  return packText(text, sentencePieces(pieceChars), (index) => limits[index] ?? last).chunks;
 }
 
 /**
