@@ -78,6 +78,8 @@ interface Kind {
   views: RecordViews;
   /** The caller and query string of a list → its last answer, while no record of the kind changed. */
   pages: Map<string, Page>;
+  /** Bytes of the answers in `pages`. */
+  pagesBytes: number;
 }
 
 /** What the fast path answers with: a body and, for a list with more after it, the next page's `Link`. */
@@ -95,8 +97,12 @@ interface Page {
   second: number;
 }
 
-/** List answers remembered per kind before the memo starts over. */
-const PAGES_MAX = 10_000;
+/**
+ * Bytes of list answers remembered per kind before the memo starts over: a page of 200 records is
+ * about 120 KB, and a client can ask for many different pages (cursors), so the memo is bounded by
+ * size, not by count.
+ */
+const PAGES_MAX_BYTES = 8 * 1024 * 1024;
 
 const STATUSES: ReadonlySet<string> = new Set(TASK_STATUSES);
 const BASE64URL = /^[A-Za-z0-9_-]{1,512}$/;
@@ -170,6 +176,7 @@ export function withFastRecordReads(deps: FastReadDeps, app: Listener): Listener
       present: presentDoc,
       views: new RecordViews(presentDoc),
       pages: new Map(),
+      pagesBytes: 0,
     };
   };
   const kinds: Kind[] = [
@@ -196,7 +203,11 @@ export function withFastRecordReads(deps: FastReadDeps, app: Listener): Listener
     if (made === undefined) return undefined;
     // sent as bytes: a remembered page is not encoded again for each request
     const answer: Answer = { ...made, body: Buffer.from(made.body as string) };
-    if (known === undefined && kind.pages.size >= PAGES_MAX) kind.pages.clear();
+    kind.pagesBytes += answer.body.length - (known?.answer.body.length ?? 0);
+    if (kind.pagesBytes > PAGES_MAX_BYTES) {
+      kind.pages.clear();
+      kind.pagesBytes = answer.body.length;
+    }
     kind.pages.set(key, { answer, mark, second });
     return answer;
   };
