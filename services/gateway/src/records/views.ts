@@ -19,8 +19,15 @@ interface View extends Reply {
   second: number;
 }
 
-/** Records whose answers are remembered before the memo starts over. */
-const VIEWS_MAX = 10_000;
+/**
+ * What the remembered views may weigh before the memo starts over, counted as three times each
+ * record's stored text (the text, the parsed document and the answer are each about its size):
+ * records can be large (names and file references of thousands of characters), so the bound is
+ * by size, not by count.
+ */
+const VIEWS_MAX_WEIGHT = 48 * 1024 * 1024;
+
+const weightOf = (text: string) => 3 * text.length;
 
 /**
  * The API's JSON for records of one kind, made from the text the embedded store keeps for each
@@ -31,6 +38,7 @@ const VIEWS_MAX = 10_000;
  */
 export class RecordViews {
   readonly #views = new Map<string, View>();
+  #weight = 0;
 
   constructor(
     private readonly present: (doc: TaskDoc) => unknown,
@@ -44,7 +52,11 @@ export class RecordViews {
     if (view === undefined || view.text !== text) {
       const doc = JSON.parse(text) as TaskDoc;
       if (doc.account_id !== owner) return null;
-      if (view === undefined && this.#views.size >= VIEWS_MAX) this.#views.clear();
+      this.#weight += weightOf(text) - (view === undefined ? 0 : weightOf(view.text));
+      if (this.#weight > VIEWS_MAX_WEIGHT) {
+        this.#views.clear();
+        this.#weight = weightOf(text);
+      }
       view = { text, doc, ...replyOf(this.present(doc)), second };
       this.#views.set(id, view);
     } else if (view.doc.account_id !== owner) {
