@@ -38,6 +38,7 @@ import type { Authenticator, Principal } from "../auth/authenticator.ts";
 import { presentAudioBook, presentSubtitle, presentVoiceStream, type AudioBookDoc, type SubtitleDoc, type UrlSigner, type VoiceStreamDoc } from "../records/kinds.ts";
 import { LIMITS, TASK_STATUSES, type TaskStatus } from "@voiceloc/contracts";
 import { InvalidCursorError, type ListQuery, type TaskDoc, type TaskRepository } from "../records/repository.ts";
+import { nextPageLink } from "../records/cursor.ts";
 import { RecordViews, replyOf } from "../records/views.ts";
 import { RateLimiter, rateLimitField, type RateDecision } from "./rate-limit.ts";
 import { rawHeader, requestIdOf } from "./respond.ts";
@@ -60,8 +61,6 @@ type Listener = (req: IncomingMessage, res: ServerResponse) => void;
 
 /** A route this path answers: a record read or a list. */
 interface Route {
-  /** The route pattern the app registers (its metrics label). */
-  pattern: string;
   /** Times a 200 in the app's series for the route (none when metrics are off). */
   observe: ((seconds: number) => void) | undefined;
 }
@@ -89,6 +88,9 @@ interface Answer {
   length: string;
   link?: string | undefined;
 }
+
+/** What a request reads: a record of a kind, or a list of it with a plain query. */
+type Target = { kind: Kind; id: string } | { kind: Kind; list: { search: string; query: ListQuery } };
 
 /** A list's answer, with the collection's change mark and the second it was made in. */
 interface Page {
@@ -155,9 +157,9 @@ function isCanonicalUuid(s: string, from: number): boolean {
  */
 export function withFastRecordReads(deps: FastReadDeps, app: Listener): Listener {
   const signer = deps.signer;
-  /** A record kind at `prefix` + id, whose route Hono registers as `prefix` + `:param`. */
   const metrics = deps.metrics !== false;
-  const route = (pattern: string): Route => ({ pattern, observe: metrics ? httpRequestObserver("GET", pattern, 200) : undefined });
+  /** The route the app registers as `pattern` (its metrics label). */
+  const route = (pattern: string): Route => ({ observe: metrics ? httpRequestObserver("GET", pattern, 200) : undefined });
   /** A record kind at `prefix` + id, whose route Hono registers as `prefix` + `:param`, listed at `listPath`. */
   const recordKind = <T extends TaskDoc>(
     prefix: string,
@@ -202,7 +204,8 @@ export function withFastRecordReads(deps: FastReadDeps, app: Listener): Listener
     const made = listFromTexts(kind, owner, query);
     if (made === undefined) return undefined;
     // sent as bytes: a remembered page is not encoded again for each request
-    const answer: Answer = { ...made, body: Buffer.from(made.body as string) };
+    const body = Buffer.from(made.body);
+    const answer: Answer = { body, length: String(body.length), link: made.link };
     kind.pagesBytes += answer.body.length - (known?.answer.body.length ?? 0);
     if (kind.pagesBytes > PAGES_MAX_BYTES) {
       kind.pages.clear();
@@ -217,7 +220,7 @@ export function withFastRecordReads(deps: FastReadDeps, app: Listener): Listener
    * (`JSON.stringify` of the presented records) and `Link`; undefined where the store keeps no text, or
    * for a cursor the app answers (422).
    */
-  const listFromTexts = (kind: Kind, owner: string, query: ListQuery): Answer | undefined => {
+  const listFromTexts = (kind: Kind, owner: string, query: ListQuery): { body: string; link: string | undefined } | undefined => {
     let page;
     try {
       page = kind.repo.listTextSync(owner, query);
@@ -233,16 +236,9 @@ export function withFastRecordReads(deps: FastReadDeps, app: Listener): Listener
       body += i === 0 ? reply.body : `,${reply.body}`;
     }
     body += "]";
-    let link: string | undefined;
-    if (page.nextCursor !== null) {
-      // as the app's listPage writes it
-      const params = new URLSearchParams();
-      params.set("limit", String(query.limit));
-      if (query.taskStatus) params.set("task_status", query.taskStatus);
-      params.set("cursor", page.nextCursor);
-      link = `<${deps.publicBaseUrl}${kind.listPath}?${params.toString()}>; rel="next"`;
-    }
-    return { body, length: String(Buffer.byteLength(body)), link };
+    const link =
+      page.nextCursor === null ? undefined : nextPageLink(deps.publicBaseUrl, kind.listPath, { limit: query.limit, taskStatus: query.taskStatus, cursor: page.nextCursor });
+    return { body, link };
   };
 
   /** Each cached principal's rate-limit partition, made once. */
@@ -307,12 +303,18 @@ export function withFastRecordReads(deps: FastReadDeps, app: Listener): Listener
     answer(req, res, served, replyOf(kind.present(doc)));
   };
 
-  /** The kind whose record (`id`) or list (`search`: the query string, "" for none) `url` reads. */
-  const target = (url: string): { kind: Kind; id?: string; search?: string } | undefined => {
+  /** The list of `kind` with the query string `search` ("" for none), if the query is plain. */
+  const listTarget = (kind: Kind, search: string): Target | undefined => {
+    const query = plainListQuery(search);
+    return query === undefined ? undefined : { kind, list: { search, query } };
+  };
+
+  /** The record (`id`) or list `url` reads, if this path answers it. */
+  const target = (url: string): Target | undefined => {
     for (const kind of kinds) {
       if (!url.startsWith(kind.listPath)) continue;
-      if (url.length === kind.listPath.length) return { kind, search: "" };
-      if (url.charCodeAt(kind.listPath.length) === 0x3f /* ? */) return { kind, search: url.slice(kind.listPath.length + 1) };
+      if (url.length === kind.listPath.length) return listTarget(kind, "");
+      if (url.charCodeAt(kind.listPath.length) === 0x3f /* ? */) return listTarget(kind, url.slice(kind.listPath.length + 1));
       if (url.startsWith(kind.prefix) && isCanonicalUuid(url, kind.prefix.length)) return { kind, id: url.slice(kind.prefix.length) };
       return undefined;
     }
@@ -324,30 +326,28 @@ export function withFastRecordReads(deps: FastReadDeps, app: Listener): Listener
     if (req.method !== "GET" || url === undefined || url.length > 1024) return app(req, res);
     const found = target(url);
     if (found === undefined || tracingEnabled()) return app(req, res);
-    const { kind, id, search } = found;
-    const query = search === undefined ? undefined : plainListQuery(search);
-    if (id === undefined && query === undefined) return app(req, res);
+    const { kind } = found;
     const started = performance.now();
     // The header fields this path reads, as the app reads them.
     const raw = req.rawHeaders;
     const principal = deps.authenticator.cachedPrincipal({ apiKey: rawHeader(raw, "api-key"), authorization: rawHeader(raw, "authorization") });
     if (principal === undefined) return app(req, res);
     const served: Served = {
-      route: id === undefined ? kind.list : kind.record,
-      path: id === undefined ? kind.listPath : url,
+      route: "list" in found ? kind.list : kind.record,
+      path: "list" in found ? kind.listPath : url,
       principal,
       requestId: requestIdOf(rawHeader(raw, "x-request-id")),
       started,
     };
     let reply: Answer | null | undefined;
     try {
-      if (id === undefined) {
-        reply = query === undefined || search === undefined ? undefined : listPage(kind, principal.accountId, search, query);
+      if ("list" in found) {
+        reply = listPage(kind, principal.accountId, found.list.search, found.list.query);
         if (reply === undefined) return app(req, res); // MongoDB's lists, and bad cursors, are the app's
       } else {
-        const text = kind.repo.getTextSync(id);
-        if (text === undefined) return void answerFromDocument(req, res, kind, id, served);
-        reply = text === null ? null : kind.views.fromText(id, text, principal.accountId);
+        const text = kind.repo.getTextSync(found.id);
+        if (text === undefined) return void answerFromDocument(req, res, kind, found.id, served);
+        reply = text === null ? null : kind.views.fromText(found.id, text, principal.accountId);
       }
     } catch {
       // the app reads again and answers the store's failure as it does for every route

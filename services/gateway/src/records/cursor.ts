@@ -20,3 +20,15 @@ export function decodeCursor(cursor: string): [string, string] | null {
   }
   return null;
 }
+
+/**
+ * A list's `Link` field to its next page (RFC 8288, `<url>; rel="next"`): the list's `path` under the
+ * public `baseUrl`, with the page size, the status filter if any, and the next page's cursor.
+ */
+export function nextPageLink(baseUrl: string, path: string, page: { limit: number; taskStatus?: string | undefined; cursor: string }): string {
+  const params = new URLSearchParams();
+  params.set("limit", String(page.limit));
+  if (page.taskStatus) params.set("task_status", page.taskStatus);
+  params.set("cursor", page.cursor);
+  return `<${baseUrl}${path}?${params.toString()}>; rel="next"`;
+}

@@ -5,6 +5,7 @@ import type { GatewayDeps } from "../app.ts";
 import { requestLog, type GatewayEnv } from "../http/context.ts";
 import { headerFields, respondText } from "../http/respond.ts";
 import { ValueError422 } from "../http/errors.ts";
+import { nextPageLink } from "../records/cursor.ts";
 import { InvalidCursorError, type ListQuery, type Page, type TaskRepository } from "../records/repository.ts";
 import type { TaskDoc } from "../records/repository.ts";
 import type { UploadKind } from "../uploads/repository.ts";
@@ -86,11 +87,7 @@ export async function listPage<T extends TaskDoc>(
     throw error;
   }
   if (page.nextCursor) {
-    const params = new URLSearchParams();
-    params.set("limit", String(listQuery.limit));
-    if (listQuery.taskStatus) params.set("task_status", listQuery.taskStatus);
-    params.set("cursor", page.nextCursor);
-    headerFields(c).Link = `<${deps.publicBaseUrl}${path}?${params.toString()}>; rel="next"`;
+    headerFields(c).Link = nextPageLink(deps.publicBaseUrl, path, { limit: listQuery.limit, taskStatus: listQuery.taskStatus, cursor: page.nextCursor });
   }
   return page;
 }

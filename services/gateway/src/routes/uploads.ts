@@ -7,6 +7,7 @@ import { headerFields, requestHeader, respond } from "../http/respond.ts";
 import { NotFoundError, ValueError422 } from "../http/errors.ts";
 import { errorResponses, notFoundResponse } from "../http/responses.ts";
 import { uuidv7 } from "../records/ids.ts";
+import { nextPageLink } from "../records/cursor.ts";
 import { InvalidCursorError } from "../records/repository.ts";
 import { cleanFilename, storeMultipart, storeUpload, uploadTooLarge, webChunks, type Stored } from "../uploads/intake.ts";
 import type { UploadDoc, UploadRepository } from "../uploads/repository.ts";
@@ -230,8 +231,7 @@ export function registerUploads(app: GatewayApp, deps: GatewayDeps, uploads: Upl
       throw error;
     }
     if (page.nextCursor) {
-      const params = new URLSearchParams({ limit: String(limit), cursor: page.nextCursor });
-      headerFields(c).Link = `<${deps.publicBaseUrl}/v1/uploads?${params.toString()}>; rel="next"`;
+      headerFields(c).Link = nextPageLink(deps.publicBaseUrl, "/v1/uploads", { limit, cursor: page.nextCursor });
     }
     return respond(c, 200, page.items.map(presentUpload));
   });

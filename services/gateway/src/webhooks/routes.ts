@@ -21,6 +21,7 @@ import { HttpProblem, NotFoundError, ValueError422 } from "../http/errors.ts";
 import { bodyErrorResponses, errorResponses, notFoundResponse } from "../http/responses.ts";
 import { ErrorSchema } from "@voiceloc/contracts";
 import { uuidv7 } from "../records/ids.ts";
+import { nextPageLink } from "../records/cursor.ts";
 import { InvalidCursorError, type Page } from "../records/repository.ts";
 import { SECURITY } from "../routes/shared.ts";
 import { presentDelivery, presentWebhook, type WebhookDoc, type WebhookRepository } from "./repository.ts";
@@ -166,8 +167,7 @@ async function listed<T>(c: Context<GatewayEnv>, deps: GatewayDeps, path: string
     throw error;
   }
   if (page.nextCursor) {
-    const params = new URLSearchParams({ limit: String(limit), cursor: page.nextCursor });
-    headerFields(c).Link = `<${deps.publicBaseUrl}${path}?${params.toString()}>; rel="next"`;
+    headerFields(c).Link = nextPageLink(deps.publicBaseUrl, path, { limit, cursor: page.nextCursor });
   }
   return page.items;
 }
