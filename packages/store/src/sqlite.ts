@@ -376,12 +376,7 @@ class SqliteCollection<T extends { id: string }> implements EmbeddedCollection<T
       for (const plan of plans) {
         const remaining = limit === undefined ? undefined : limit - out.length;
         if (remaining === 0) break;
-        const sql =
-          `SELECT ${columns} FROM ${this.#table} WHERE (${where.sql}) AND (${plan.where.sql})` +
-          (plan.orderBy ? ` ORDER BY ${plan.orderBy}` : "") +
-          (remaining === undefined ? "" : " LIMIT ?");
-        const params = [...where.params, ...plan.where.params];
-        if (remaining !== undefined) params.push(remaining);
+        const { sql, params } = this.#planStatement(columns, where, plan, remaining);
         const stmt = this.store.statement(sql);
         this.store.reading();
         const found = rows(stmt, params);
@@ -394,16 +389,22 @@ class SqliteCollection<T extends { id: string }> implements EmbeddedCollection<T
     }
   }
 
+  /** One plan's statement of `find`: `columns` of the documents matching `where` and the plan, at most `limit`. */
+  #planStatement(columns: string, where: Fragment, plan: Plan, limit: number | undefined): Fragment {
+    const sql =
+      `SELECT ${columns} FROM ${this.#table} WHERE (${where.sql}) AND (${plan.where.sql})` +
+      (plan.orderBy ? ` ORDER BY ${plan.orderBy}` : "") +
+      (limit === undefined ? "" : " LIMIT ?");
+    const params = [...where.params, ...plan.where.params];
+    if (limit !== undefined) params.push(limit);
+    return { sql, params };
+  }
+
   explain(filter: Filter, options?: FindOptions): string[][] {
     const { where, plans, limit } = this.#compileFind(filter, options);
     return plans.map((plan) => {
-      const sql =
-        `EXPLAIN QUERY PLAN SELECT doc FROM ${this.#table} WHERE (${where.sql}) AND (${plan.where.sql})` +
-        (plan.orderBy ? ` ORDER BY ${plan.orderBy}` : "") +
-        (limit === undefined ? "" : " LIMIT ?");
-      const params = [...where.params, ...plan.where.params];
-      if (limit !== undefined) params.push(limit);
-      const rows = this.store.statement(sql).all(...params) as Array<{ detail: string }>;
+      const { sql, params } = this.#planStatement("doc", where, plan, limit);
+      const rows = this.store.statement(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as Array<{ detail: string }>;
       return rows.map((row) => row.detail);
     });
   }
