@@ -98,14 +98,14 @@ export class ChunkQueue {
     const own = this.lists[lane];
     if (own === undefined) return undefined;
     if (own.length === 0) {
-      const load = (list: number[]) => list.reduce((sum, item) => sum + Math.max(1, this.weight(item)), 0);
+      const load = (list: number[]) => list.reduce((sum, item) => sum + this.weightOf(item), 0);
       const victim = this.lists.filter((list) => list !== own && list.length > 0).sort((a, b) => load(b) - load(a))[0];
       if (victim === undefined) return undefined;
       // The victim keeps the front half (it is speaking the chunk before it); this lane takes the rest.
       const half = load(victim) / 2;
       let keep = 0;
       let acc = 0;
-      while (keep < victim.length - 1 && acc + Math.max(1, this.weight(victim[keep] ?? 0)) <= half) acc += Math.max(1, this.weight(victim[keep++] ?? 0));
+      while (keep < victim.length - 1 && acc + this.weightOf(victim[keep] ?? 0) <= half) acc += this.weightOf(victim[keep++] ?? 0);
       if (victim.length === 1) keep = 0;
       if (load(victim.slice(keep)) <= this.minTake) return undefined;
       own.push(...victim.splice(keep));

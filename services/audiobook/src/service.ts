@@ -338,19 +338,12 @@ export function createAudioBookService(options: AudioBookServiceOptions): AudioB
     const maxChars = Math.max(20, Math.min(options.chunkChars ?? engineMax, engineMax));
     // A redelivery keeps the earlier cut (a worker with another core count would choose another one).
     const keep = earlier !== undefined && earlier.voice === voice.name && earlier.encoding === encoding && earlier.chunkChars <= engineMax;
-    let plan: Plan;
-    let chunks: string[];
-    if (keep && earlier.chunkLimits === undefined) {
-      chunks = chunkText(spoken, earlier.chunkChars);
-      plan = { voice: voice.name, chunkChars: earlier.chunkChars, chunks: chunks.length, encoding };
-    } else if (keep && earlier.chunkLimits !== undefined) {
-      chunks = cutTextWithin(spoken, earlier.chunkLimits);
-      plan = { voice: voice.name, chunkChars: earlier.chunkChars, chunks: chunks.length, chunkLimits: earlier.chunkLimits, encoding };
-    } else {
-      const cut = taperedCut(spoken, { maxChars, minChars: TAPER_MIN_CHARS, lanes: parallelism });
-      chunks = cut.chunks;
-      plan = { voice: voice.name, chunkChars: maxChars, chunks: chunks.length, chunkLimits: cut.limits, encoding };
-    }
+    // The cut: the earlier plan's (uniform in plans without chunkLimits), or a new tapered one.
+    const tapered = keep ? undefined : taperedCut(spoken, { maxChars, minChars: TAPER_MIN_CHARS, lanes: parallelism });
+    const planChars = keep ? earlier.chunkChars : maxChars;
+    const chunkLimits = keep ? earlier.chunkLimits : tapered?.limits;
+    const chunks = tapered?.chunks ?? (chunkLimits === undefined ? chunkText(spoken, planChars) : cutTextWithin(spoken, chunkLimits));
+    let plan: Plan = { voice: voice.name, chunkChars: planChars, chunks: chunks.length, ...(chunkLimits === undefined ? {} : { chunkLimits }), encoding };
     let stored = new Set(await ctx.checkpoints.list());
     // A kept cut that no longer gives the planned number of chunks is not trusted either.
     const changed = earlier !== undefined && (!keep || earlier.chunks !== plan.chunks);
