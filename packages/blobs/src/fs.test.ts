@@ -112,4 +112,41 @@ describe("fs blob store specifics", () => {
     await expect(store.put("f/x.bin", Readable.from(failing()), { contentType: "audio/x-a" })).rejects.toThrow(/boom/);
     expect(await readdir(join(root, "tmp"))).toEqual([]);
   });
+
+  it("renames a file handed over on the same file system into place (the same inode, no copy)", async () => {
+    const path = join(dir.path, "book.mp3");
+    await writeFile(path, patternBytes(50_000, 3));
+    const before = await stat(path);
+    await store.put("r/book.mp3", { path, move: true });
+    const after = await stat(await store.toLocalFile("r/book.mp3", dir.path));
+    expect(after.ino).toBe(before.ino);
+    expect(await readdir(join(root, "tmp"))).toEqual([]);
+  });
+
+  it("copies a file it is not handed over, leaving the source as it was", async () => {
+    const data = patternBytes(70_000, 4);
+    const path = join(dir.path, "in.wav");
+    await writeFile(path, data);
+    await store.put("r/in.wav", { path });
+    const stored = await store.toLocalFile("r/in.wav", dir.path);
+    expect((await stat(stored)).ino).not.toBe((await stat(path)).ino);
+    expect(await readFile(stored)).toEqual(data);
+    expect(await readFile(path)).toEqual(data);
+  });
+
+  it("puts a file handed over back where it was when the put fails", async () => {
+    await store.put("taken", Buffer.from("x"));
+    const data = patternBytes(1_000, 5);
+    const path = join(dir.path, "keep.mp3");
+    await writeFile(path, data);
+    // "taken" is a blob, so "taken/book.mp3" cannot be one: the put fails after the file was taken
+    await expect(store.put("taken/book.mp3", { path, move: true })).rejects.toBeInstanceOf(BlobKeyConflictError);
+    expect(await readFile(path)).toEqual(data);
+    expect(await readdir(join(root, "tmp"))).toEqual([]);
+  });
+
+  it("streams a { path } that is not a regular file (a pipe) instead of copying it", async () => {
+    const stored = await store.put("r/dev.bin", { path: "/dev/null" });
+    expect(stored.size).toBe(0);
+  });
 });

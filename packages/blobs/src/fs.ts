@@ -1,9 +1,9 @@
-import { createHash, randomUUID } from "node:crypto";
-import { createWriteStream } from "node:fs";
+import { randomUUID } from "node:crypto";
+import { constants, createWriteStream } from "node:fs";
 import type { BigIntStats } from "node:fs";
-import { mkdir, open, readdir, readFile, rename, rm, rmdir, stat, unlink, writeFile } from "node:fs/promises";
+import { copyFile, lstat, mkdir, open, readdir, readFile, rename, rm, rmdir, stat, unlink, writeFile } from "node:fs/promises";
 import { dirname, join, resolve, sep } from "node:path";
-import { Readable } from "node:stream";
+import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { Logger } from "@voiceloc/log";
 import { silentLogger } from "@voiceloc/log";
@@ -11,7 +11,7 @@ import { BlobKeyConflictError, BlobNotFoundError, toBlobError } from "./errors.t
 import { isValidBlobKey, validateBlobKey, validateBlobPrefix } from "./keys.ts";
 import { contentTypeFor } from "./range.ts";
 import type { BlobSource, BlobStat, BlobStore, PutOptions, PutResult, ReadRange } from "./types.ts";
-import { bytesOf, emptyStream, errnoCode, normalizeSource, resolveReadRange, validateContentType } from "./util.ts";
+import { bytesOf, emptyStream, errnoCode, fileSourceOf, isReadable, normalizeSource, resolveReadRange, validateContentType } from "./util.ts";
 
 export interface FsBlobStoreOptions {
   /** Directory holding the store; created on first write. Usually `blobRootFor(config.dataDir)`. */
@@ -38,6 +38,15 @@ interface Sidecar {
 }
 
 const RENAME_ATTEMPTS = 5;
+
+/** Whether `path` is a regular file (the link itself, not its target, when `noFollow`); false when absent. */
+async function isRegularFile(path: string, noFollow: boolean): Promise<boolean> {
+  try {
+    return (noFollow ? await lstat(path) : await stat(path)).isFile();
+  } catch {
+    return false;
+  }
+}
 
 /**
  * Blob store on a local (or shared) file system.
@@ -130,31 +139,43 @@ export function createFsBlobStore(options: FsBlobStoreOptions): BlobStore {
     }
   }
 
-  async function writeTemp(
-    normalized: ReturnType<typeof normalizeSource>,
-    tmp: string,
-  ): Promise<{ size: number; sha256: string; st: BigIntStats }> {
-    const input = "bytes" in normalized ? Readable.from([normalized.bytes], { objectMode: false }) : normalized.stream;
-    const hash = createHash("sha256");
-    let size = 0;
-    await pipeline(
-      input,
-      async function* count(chunks: AsyncIterable<unknown>) {
-        for await (const chunk of bytesOf(chunks)) {
-          hash.update(chunk);
-          size += chunk.length;
-          yield chunk;
+  /**
+   * Writes the source to `tmp` (created new): bytes in one write, a regular file copied by the kernel
+   * (or renamed, when the caller hands it over and it is on this file system), anything else streamed.
+   * Returns how it got there (`moved` once the source file itself became `tmp`).
+   */
+  async function writeTemp(source: BlobSource, tmp: string): Promise<{ st: BigIntStats; moved: string | undefined }> {
+    const file = fileSourceOf(source);
+    let moved: string | undefined;
+    if (source instanceof Uint8Array) {
+      await writeFile(tmp, source, { flag: "wx" });
+    } else if (file !== undefined && (await isRegularFile(file.path, file.move))) {
+      if (file.move) {
+        try {
+          await rename(file.path, tmp);
+          moved = file.path;
+        } catch (error) {
+          if (errnoCode(error) !== "EXDEV") throw error;
         }
-      },
-      createWriteStream(tmp, { flags: "wx" }),
-    );
-    const early = "failure" in normalized ? normalized.failure() : undefined;
-    if (early !== undefined) throw early;
+      }
+      // copy_file_range or sendfile: no bytes pass through this process.
+      if (moved === undefined) await copyFile(file.path, tmp, constants.COPYFILE_EXCL);
+    } else {
+      const normalized = normalizeSource(source);
+      if ("bytes" in normalized) throw new TypeError("unreachable: bytes are written above");
+      try {
+        await pipeline(normalized.stream, bytesOf, createWriteStream(tmp, { flags: "wx" }));
+      } catch (error) {
+        normalized.stream.destroy();
+        throw normalized.failure() ?? error;
+      }
+      const early = normalized.failure();
+      if (early !== undefined) throw early;
+    }
     const handle = await open(tmp, "r+");
     try {
       if (fsync) await handle.sync();
-      const st = await handle.stat({ bigint: true });
-      return { size, sha256: hash.digest("hex"), st };
+      return { st: await handle.stat({ bigint: true }), moved };
     } finally {
       await handle.close();
     }
@@ -164,12 +185,14 @@ export function createFsBlobStore(options: FsBlobStoreOptions): BlobStore {
     async put(key: string, source: BlobSource, putOptions: PutOptions = {}): Promise<PutResult> {
       validateBlobKey(key);
       const explicitType = validateContentType(key, putOptions.contentType);
-      const normalized = normalizeSource(source);
       const tmp = join(tmpDir, `${randomUUID()}.tmp`);
       const metaTmp = `${tmp}.meta`;
+      let moved: string | undefined;
       try {
         await mkdir(tmpDir, { recursive: true });
-        const { size, sha256, st } = await writeTemp(normalized, tmp);
+        const written = await writeTemp(source, tmp);
+        moved = written.moved;
+        const st = written.st;
         const keepSidecar = explicitType !== undefined && explicitType !== contentTypeFor(key);
         if (keepSidecar) {
           const sidecar: Sidecar = { contentType: explicitType, ino: st.ino.toString(), size: st.size.toString() };
@@ -178,10 +201,13 @@ export function createFsBlobStore(options: FsBlobStoreOptions): BlobStore {
         }
         await renameInto(tmp, objectPath(key), key);
         if (!keepSidecar) await rm(metaPath(key), { force: true }).catch(() => undefined);
+        const size = Number(st.size);
         log.debug({ key, size }, "blob written");
-        return { key, size, sha256 };
+        return { key, size };
       } catch (error) {
-        if ("stream" in normalized) normalized.stream.destroy();
+        if (isReadable(source)) source.destroy();
+        // A file handed over goes back where it was: a failed put leaves its source in place.
+        if (moved !== undefined) await rename(tmp, moved).catch(() => undefined);
         await rm(tmp, { force: true }).catch(() => undefined);
         await rm(metaTmp, { force: true }).catch(() => undefined);
         throw toBlobError("put", key, error);

@@ -14,7 +14,7 @@ import { BlobChangedError, BlobNotFoundError, BlobStoreError, toBlobError } from
 import { isValidBlobKey, validateBlobKey, validateBlobPrefix } from "./keys.ts";
 import { contentTypeFor } from "./range.ts";
 import type { BlobSource, BlobStat, BlobStore, PutOptions, PutResult, ReadRange } from "./types.ts";
-import { bytesOf, emptyStream, normalizeSource, resolveReadRange, validateContentType } from "./util.ts";
+import { bytesOf, emptyStream, fileSourceOf, normalizeSource, resolveReadRange, validateContentType } from "./util.ts";
 
 export interface NatsBlobStoreOptions {
   /** An open connection; the store never closes it. */
@@ -226,6 +226,9 @@ export async function createNatsBlobStore(options: NatsBlobStoreOptions): Promis
             ? await os.putBlob(meta, normalized.bytes)
             : await os.put(meta, toWebStream(normalized.stream, normalized.failure));
         log.debug({ key, size: info.size }, "blob written");
+        // A file handed over is the store's now: its bytes are in the bucket.
+        const file = fileSourceOf(source);
+        if (file?.move === true) await rm(file.path, { force: true });
         const sha256 = digestHex(info.digest);
         return sha256 === undefined ? { key, size: info.size } : { key, size: info.size, sha256 };
       } catch (error) {

@@ -1,7 +1,12 @@
 import type { Readable } from "node:stream";
 
-/** What `put` accepts: bytes in memory, a Node stream (consumed once), or a local file to copy. */
-export type BlobSource = Buffer | Uint8Array | Readable | { path: string };
+/**
+ * What `put` accepts: bytes in memory, a Node stream (consumed once), or a local file. A file is
+ * copied, or with `move: true` handed over: the store may take the file itself (a rename on the file
+ * system store when it is on the same file system), and it is gone once the put succeeds (left in
+ * place when the put fails).
+ */
+export type BlobSource = Buffer | Uint8Array | Readable | { path: string; move?: boolean };
 
 export interface PutOptions {
   /**
@@ -15,7 +20,10 @@ export interface PutResult {
   key: string;
   /** Bytes written. */
   size: number;
-  /** Lower-case hex SHA-256 of the content (both adapters compute it). */
+  /**
+   * Lower-case hex SHA-256 of the content, when the adapter has it for free: the NATS object store
+   * computes it as part of its protocol; the file system store does not hash what it writes.
+   */
   sha256?: string;
 }
 

@@ -14,7 +14,16 @@ export function validateContentType(key: string, contentType: string | undefined
   return contentType;
 }
 
-function isReadable(source: BlobSource): source is Readable {
+/** The local file a `{ path }` source names, and whether the store may take it; undefined for other sources. */
+export function fileSourceOf(source: BlobSource): { path: string; move: boolean } | undefined {
+  if (source instanceof Uint8Array || isReadable(source)) return undefined;
+  if (source !== null && typeof source === "object" && typeof (source as { path?: unknown }).path === "string") {
+    return { path: (source as { path: string }).path, move: (source as { move?: unknown }).move === true };
+  }
+  return undefined;
+}
+
+export function isReadable(source: BlobSource): source is Readable {
   return typeof (source as Readable).pipe === "function" && typeof (source as Readable)[Symbol.asyncIterator] === "function";
 }
 
@@ -27,12 +36,10 @@ function isReadable(source: BlobSource): source is Readable {
 export function normalizeSource(source: BlobSource): { bytes: Uint8Array } | { stream: Readable; failure: () => unknown } {
   if (source instanceof Uint8Array) return { bytes: source };
   let stream: Readable;
+  const file = fileSourceOf(source);
   if (isReadable(source)) stream = source;
-  else if (source !== null && typeof source === "object" && typeof (source as { path?: unknown }).path === "string") {
-    stream = createReadStream((source as { path: string }).path);
-  } else {
-    throw new TypeError("blob source must be a Buffer, a Readable or { path: string }");
-  }
+  else if (file !== undefined) stream = createReadStream(file.path);
+  else throw new TypeError("blob source must be a Buffer, a Readable or { path: string }");
   let error: unknown;
   stream.on("error", (e: unknown) => {
     error ??= e;

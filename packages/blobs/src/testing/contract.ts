@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { readFile, writeFile } from "node:fs/promises";
+import { readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { tempDir } from "@voiceloc/testing";
@@ -117,6 +117,17 @@ export function describeBlobContract(name: string, makeStore: MakeBlobStore): vo
         expect(await readAll(await store.createReadStream("in/input.wav"))).toEqual(data);
         // the source file is copied, not moved
         expect(await readFile(path)).toEqual(data);
+      });
+
+      it("takes over a local file given as { path, move: true }", async () => {
+        const data = patternBytes(333_333, 10);
+        const path = join(scratch.path, "book.mp3");
+        await writeFile(path, data);
+        const result = await store.put("results/book.mp3", { path, move: true });
+        expect(result.size).toBe(data.length);
+        expect(await readAll(await store.createReadStream("results/book.mp3"))).toEqual(data);
+        // the file is the store's now
+        await expect(stat(path)).rejects.toMatchObject({ code: "ENOENT" });
       });
 
       it("stores an empty blob", async () => {
