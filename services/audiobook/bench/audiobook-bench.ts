@@ -131,10 +131,11 @@ async function main(): Promise<void> {
       workRoot: dir,
     });
     await service.start();
-    const events = new Map<string, TaskEvent>();
+    // Each book's end, resolved by its terminal event as it arrives (no polling: the time is the event's).
+    const ends = new Map<string, (event: TaskEvent) => void>();
     const typed = createCatalogBus(bus, BUS_CATALOG);
     await typed.subscribeEvents("task", (e) => {
-      if (e.data.status === "completed" || e.data.status === "failed") events.set(e.data.task_id, e.data);
+      if (e.data.status === "completed" || e.data.status === "failed") ends.get(e.data.task_id)?.(e.data);
     });
 
     const viaService = async (file: string, voice: string | null): Promise<{ ms: number; seconds: number }> => {
@@ -150,11 +151,17 @@ async function main(): Promise<void> {
         use_voice_clone: false,
         voice_clone_sample: null,
       };
+      let ms = 0;
+      const ended = new Promise<TaskEvent>((resolve) =>
+        ends.set(task.task_id, (event) => {
+          ms = performance.now() - started;
+          resolve(event);
+        }),
+      );
       const started = performance.now();
       await typed.publishWork("audiobook", task);
-      let end: TaskEvent | undefined;
-      while ((end = events.get(task.task_id)) === undefined) await new Promise((resolve) => setTimeout(resolve, 20));
-      const ms = performance.now() - started;
+      const end = await ended;
+      ends.delete(task.task_id);
       if (end.status !== "completed" || !end.result_key) throw new Error(`the service failed the book: ${end.error ?? "no result"}`);
       const path = await blobs.toLocalFile(end.result_key, join(dir, "copies"));
       return { ms, seconds: await media.encodedAudioDuration(path, "mp3") };

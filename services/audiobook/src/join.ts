@@ -1,12 +1,8 @@
-import { createReadStream } from "node:fs";
 import { open } from "node:fs/promises";
-import { Readable } from "node:stream";
 import { buildMp3InfoFrame, MediaError, sameMp3Stream, scanMp3Frames, type Mp3FrameHeader } from "@voiceloc/media";
 
 export interface JoinedMp3 {
-  /** The whole book: an Info frame stating the frame count, then every chunk's frames in order. */
-  stream: Readable;
-  /** Bytes the stream yields. */
+  /** Bytes written: the Info frame, then every chunk's frames. */
   bytes: number;
   frames: number;
   /** Duration as MP3 readers state it (frames × samples per frame / sample rate). */
@@ -21,20 +17,28 @@ export interface CountedChunk {
   header: Mp3FrameHeader | undefined;
 }
 
+/** Bytes read and written at a time by the join (one buffer for the whole book). */
+const COPY_BYTES = 1024 * 1024;
+
 /**
- * Joins the chunks' MP3 frames (bare frames of one shape, as the lanes store them) into one MP3 by
- * copying them behind a Xing "Info" frame: one pass over the bytes, no process and no second encode.
- * Each chunk is checked frame by frame first (the same MPEG version, sample rate and channel mode
- * throughout), so the joined file's stated length is exact; `counted(i)` gives the count of a chunk
- * the lanes cut in this process (checked as they cut it), which is then not read twice.
+ * Joins the chunks' MP3 frames (bare frames of one shape, as the lanes store them) into one MP3 file
+ * at `outPath` (created new) by copying them behind a Xing "Info" frame: one pass over the bytes
+ * through one reused buffer, no process and no second encode. Each chunk is checked frame by frame
+ * first (the same MPEG version, sample rate and channel mode throughout), so the joined file's stated
+ * length is exact; `counted(i)` gives the count of a chunk the lanes cut in this process (checked as
+ * they cut it), which is then not read twice.
  */
-export async function joinMp3Chunks(inputs: readonly string[], counted: (index: number) => CountedChunk | undefined = () => undefined): Promise<JoinedMp3> {
+export async function joinMp3Chunks(
+  inputs: readonly string[],
+  outPath: string,
+  counted: (index: number) => CountedChunk | undefined = () => undefined,
+): Promise<JoinedMp3> {
   let header: Mp3FrameHeader | undefined;
   let frames = 0;
   let audioBytes = 0;
-  // One buffer, grown to the largest chunk, for every chunk's check (a book's MP3 passes through it
-  // with no allocation per chunk; fresh buffers of that size make the collector run several times).
-  let buffer = Buffer.allocUnsafe(0);
+  // One buffer, grown to the largest chunk checked, for every chunk's check and copy (a book's MP3
+  // passes through it with no allocation per chunk; fresh buffers make the collector run).
+  let buffer = Buffer.allocUnsafe(COPY_BYTES);
   /** Reads a chunk stored by an earlier delivery and counts its frames, checking each. */
   async function scanChunk(path: string): Promise<CountedChunk> {
     const file = await open(path, "r");
@@ -68,16 +72,35 @@ export async function joinMp3Chunks(inputs: readonly string[], counted: (index: 
   }
   if (header === undefined || frames === 0) throw new MediaError("MEDIA_NO_AUDIO", "The audio book has no audio.");
   const info = buildMp3InfoFrame(header, frames, audioBytes);
-  async function* bytes(): AsyncGenerator<Buffer> {
-    yield info;
+
+  const out = await open(outPath, "wx");
+  let written = 0;
+  try {
+    const write = async (bytes: Uint8Array): Promise<void> => {
+      for (let done = 0; done < bytes.length; ) {
+        const { bytesWritten } = await out.write(bytes, done, bytes.length - done, written);
+        done += bytesWritten;
+        written += bytesWritten;
+      }
+    };
+    await write(info);
     for (const path of inputs) {
-      for await (const piece of createReadStream(path, { highWaterMark: 1024 * 1024 })) yield piece as Buffer;
+      const file = await open(path, "r");
+      try {
+        for (let position = 0; ; ) {
+          const { bytesRead } = await file.read(buffer, 0, buffer.length, position);
+          if (bytesRead === 0) break;
+          position += bytesRead;
+          await write(buffer.subarray(0, bytesRead));
+        }
+      } finally {
+        await file.close();
+      }
     }
+  } finally {
+    await out.close();
   }
-  return {
-    stream: Readable.from(bytes(), { objectMode: false }),
-    bytes: info.length + audioBytes,
-    frames,
-    seconds: (frames * header.samplesPerFrame) / header.sampleRate,
-  };
+  // A chunk is never rewritten while its book is joined; a size that moved means the store changed under us.
+  if (written !== info.length + audioBytes) throw new Error(`The joined audio book has ${written} bytes instead of ${info.length + audioBytes}.`);
+  return { bytes: written, frames, seconds: (frames * header.samplesPerFrame) / header.sampleRate };
 }

@@ -12,7 +12,8 @@
  *   (a new run, so a new encoder), so both cores stay busy to the end; with none left, it takes over
  *   the chunk another lane is speaking ahead of its encoder (that lane's run then ends after the
  *   chunk it is encoding). Neither when the work moved is smaller than what a new encoder costs to
- *   start (the book's cut ends each lane's share in small chunks: see `taperedCut`).
+ *   start. Chunks are as big as the engine takes (each is an engine start and per-chunk work here:
+ *   a cut tapering to small chunks at each share's end, tried, made the bench book slower).
  *
  * Resume: a run's checkpoints are stored in order, so a stored chunk whose predecessor is not stored
  * always began a run (a fresh encoder, whose first frame refers to no earlier bytes): re-speaking the
@@ -46,8 +47,7 @@ export interface SpokenChunk {
 
 /**
  * Splits `items` (in order) into at most `parts` contiguous lists of about equal total weight: each
- * list ends where the running total comes nearest its share (with a tapered cut, between the small
- * chunks that end one lane's share and the big one that opens the next).
+ * list ends where the running total comes nearest its share.
  */
 export function splitByWeight(items: readonly number[], weight: (item: number) => number, parts: number): number[][] {
   const total = items.reduce((sum, item) => sum + Math.max(1, weight(item)), 0);

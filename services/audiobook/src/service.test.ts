@@ -6,7 +6,7 @@ import { FILE_NOT_AVAILABLE } from "@voiceloc/fetch";
 import type { TaskEvent } from "@voiceloc/contracts";
 import type { MtRegistry, TtsRegistry } from "@voiceloc/engines";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { chunkText, normaliseText, speakableText } from "./text.ts";
+import { chunkText, cutTextWithin, normaliseText, speakableText } from "./text.ts";
 import { createBookHarness, createEngineStack, decodeErrors, isTerminal, waitFor, type BookHarness, type EngineStack } from "./testing/harness.ts";
 import { ENGLISH_BOOK, SHORT_ENGLISH, SHORT_SPANISH } from "./testing/texts.ts";
 import { AUDIO_BOOK_MP3, type AudioBookService } from "./service.ts";
@@ -50,7 +50,8 @@ async function resultSeconds(h: BookHarness, key: string): Promise<number> {
 describe("audio book service (in-process bus, fs blobs, real engines and ffmpeg)", () => {
   it("turns an English text of several thousand characters into one MP3 that fits its length", async () => {
     const h = await harness();
-    await started(h);
+    // Chunks smaller than the engine's limit, so that several finish one after the other.
+    await started(h, { chunkChars: 1_000 });
     const file = await h.writeInput("books/keeper.txt", ENGLISH_BOOK);
     const id = await h.publish({ file });
     const end = await h.waitForEnd(id);
@@ -193,7 +194,10 @@ describe("audio book service (in-process bus, fs blobs, real engines and ffmpeg)
     expect(seconds * 1000 / normaliseText(ENGLISH_BOOK.slice(0, 2_400)).length).toBeGreaterThan(40);
   });
 
-  it("keeps the uniform cut of a plan stored by an earlier version (no chunkLimits: every chunk cut to chunkChars)", async () => {
+  it.each([
+    ["uniform (no chunkLimits: every chunk cut to chunkChars)", undefined],
+    ["tapered (each chunk cut to its own limit in chunkLimits)", [900, 600, 400, 300, 900, 600, 400, 300]],
+  ] as const)("keeps the cut of a plan stored by an earlier version: %s", async (_shape, chunkLimits) => {
     const h = await harness();
     const said: string[] = [];
     const tts: TtsRegistry = {
@@ -208,12 +212,13 @@ describe("audio book service (in-process bus, fs blobs, real engines and ffmpeg)
       },
     };
     const text = normaliseText(ENGLISH_BOOK.slice(0, 2_400));
-    const uniform = chunkText(text, 700);
+    const stored = chunkLimits === undefined ? chunkText(text, 700) : cutTextWithin(text, chunkLimits);
     const id = randomUUID();
     const plan = {
       voice: stack.tts.resolve("English").voice.name,
-      chunkChars: 700,
-      chunks: uniform.length,
+      chunkChars: chunkLimits === undefined ? 700 : Math.max(...chunkLimits),
+      chunks: stored.length,
+      ...(chunkLimits === undefined ? {} : { chunkLimits }),
       encoding: `mp3 ${AUDIO_BOOK_MP3.bitrateKbps}k q${AUDIO_BOOK_MP3.quality} mono`,
     };
     await h.blobs.put(checkpointKey(id, "text.txt"), Buffer.from(text, "utf8"));
@@ -222,8 +227,8 @@ describe("audio book service (in-process bus, fs blobs, real engines and ffmpeg)
     await h.publish({ file: await h.writeInput("keeper.txt", text), taskId: id });
     const end = await h.waitForEnd(id);
     expect(end).toMatchObject({ status: "completed" });
-    // A new plan would have cut chunks of up to 1000 characters and more; the stored one is kept.
-    expect([...said].sort()).toEqual(uniform.map(speakableText).sort());
+    // A new plan would have cut chunks of up to the engine's limit; the stored one is kept.
+    expect([...said].sort()).toEqual(stored.map(speakableText).sort());
     const seconds = await resultSeconds(h, end.result_key!);
     expect(seconds * 1000 / text.length).toBeGreaterThan(40);
   });

@@ -23,7 +23,7 @@ import { z } from "zod";
 import { joinMp3Chunks, type CountedChunk } from "./join.ts";
 import { ChunkQueue, runLanes, splitByWeight } from "./lanes.ts";
 import { coreCount, runPool } from "./pool.ts";
-import { BookTextError, chunkText, cutTextWithin, decodeText, hasWords, normaliseText, speakableText, taperedCut } from "./text.ts";
+import { BookTextError, chunkText, cutTextWithin, decodeText, hasWords, normaliseText, speakableText } from "./text.ts";
 
 /** Where the book's text may come from: fetchToFile's settings (MEDIA_ROOT paths, http(s), s3://, gs://). */
 export interface AudioBookFetchOptions {
@@ -62,8 +62,8 @@ export interface AudioBookServiceOptions {
   /**
    * Largest chunk of text per engine call and per translation, in characters (speech chunks are capped
    * by the voice engine's own limit). Default: 1500 for translation; for speech, the engine's limit
-   * (espeak-ng 10,000, flite 3,000), the chunks tapering down to 1000 at the end of each core's share
-   * (see `taperedCut`).
+   * (espeak-ng 10,000, flite 3,000): each chunk is one engine start, and the cores' shares of the book
+   * are balanced by weight and by taking over work at the end (lanes.ts), not by small chunks.
    */
   chunkChars?: number;
   /** MP3 bitrate. Default 64 kbit/s (mono, at the voice's own sample rate; see AUDIO_BOOK_MP3). */
@@ -95,12 +95,6 @@ export interface AudioBookService {
 }
 
 const DEFAULT_CHUNK_CHARS = 1_500;
-/**
- * The smallest speech chunks, those ending each lane's share: a lane that finishes first takes over
- * little, and the last encoder runs briefly. Smaller ones cost more engine starts (about 15 ms of CPU
- * each, measured with espeak-ng) than they save.
- */
-const TAPER_MIN_CHARS = 1_000;
 /**
  * Starting an MP3 encoder costs about as much CPU as encoding a minute of speech, about 1,000
  * characters of text: a lane with nothing left starts a new encoder for chunks of another lane only
@@ -138,9 +132,9 @@ const PlanSchema = z.object({
   chunkChars: z.number().int().positive(),
   chunks: z.number().int().positive(),
   /**
-   * The limit each chunk was cut to (`taperedCut`, replayed by `cutTextWithin`), whatever the core count
-   * of the worker that reads the plan. Absent in plans of earlier versions: every chunk was cut to
-   * chunkChars (`chunkText`), as such a plan is still read.
+   * The limit each chunk was cut to, in plans of the version that tapered each core's share (replayed
+   * by `cutTextWithin`, whatever the core count of the worker that reads the plan). Absent otherwise:
+   * every chunk was cut to chunkChars (`chunkText`).
    */
   chunkLimits: z.array(z.number().int().min(20)).min(1).optional(),
   /** How chunks are encoded (codec, bitrate, quality); chunks of another encoding are spoken again. */
@@ -338,11 +332,10 @@ export function createAudioBookService(options: AudioBookServiceOptions): AudioB
     const maxChars = Math.max(20, Math.min(options.chunkChars ?? engineMax, engineMax));
     // A redelivery keeps the earlier cut (a worker with another core count would choose another one).
     const keep = earlier !== undefined && earlier.voice === voice.name && earlier.encoding === encoding && earlier.chunkChars <= engineMax;
-    // The cut: the earlier plan's (uniform in plans without chunkLimits), or a new tapered one.
-    const tapered = keep ? undefined : taperedCut(spoken, { maxChars, minChars: TAPER_MIN_CHARS, lanes: parallelism });
+    // The cut: the earlier plan's (by its limits, when it has them), or chunks of up to the engine's limit.
     const planChars = keep ? earlier.chunkChars : maxChars;
-    const chunkLimits = keep ? earlier.chunkLimits : tapered?.limits;
-    const chunks = tapered?.chunks ?? (chunkLimits === undefined ? chunkText(spoken, planChars) : cutTextWithin(spoken, chunkLimits));
+    const chunkLimits = keep ? earlier.chunkLimits : undefined;
+    const chunks = chunkLimits === undefined ? chunkText(spoken, planChars) : cutTextWithin(spoken, chunkLimits);
     let plan: Plan = { voice: voice.name, chunkChars: planChars, chunks: chunks.length, ...(chunkLimits === undefined ? {} : { chunkLimits }), encoding };
     let stored = new Set(await ctx.checkpoints.list());
     // A kept cut that no longer gives the planned number of chunks is not trusted either.
@@ -413,20 +406,23 @@ export function createAudioBookService(options: AudioBookServiceOptions): AudioB
     });
     ctx.progress(P_SPOKEN, "joining");
 
-    // Step 4: join the chunks by copying their MP3 frames behind one Info frame (streaming, no second
-    // encode, no process) straight into the result blob, then check what was stored.
+    // Step 4: join the chunks by copying their MP3 frames behind one Info frame (no second encode, no
+    // process) into one file of the work dir, handed over to the store as the result (renamed into
+    // place by a file system store on the same file system), then check what was stored.
     const inputs: string[] = [];
     for (const [i] of chunks.entries()) inputs.push(await ctx.checkpoints.get(chunkCheckpoint(i)));
+    const bookPath = join(ctx.workDir, "book.mp3");
+    await rm(bookPath, { force: true });
     let joined: Awaited<ReturnType<typeof joinMp3Chunks>>;
     try {
-      joined = await joinMp3Chunks(inputs, (i) => counted.get(i));
+      joined = await joinMp3Chunks(inputs, bookPath, (i) => counted.get(i));
     } catch (error) {
       if (ctx.signal.aborted) throw error;
       throw taskFailure(error, { context: "The parts of the audio book could not be joined" });
     }
     const seconds = joined.seconds;
     const resultKey = ctx.resultKey("mp3");
-    const put = await blobs.put(resultKey, joined.stream, { contentType: "audio/mpeg" });
+    const put = await blobs.put(resultKey, { path: bookPath, move: true }, { contentType: "audio/mpeg" });
     if (put.size !== joined.bytes) throw new Error(`The joined audio book has ${put.size} bytes instead of ${joined.bytes}.`);
     log.info(
       { resultKey, seconds: Math.round(seconds * 10) / 10, chunks: chunks.length, spoken: missing.length, resumed, ms: Math.round(performance.now() - started) },

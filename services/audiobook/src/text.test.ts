@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ChunkQueue, splitByWeight } from "./lanes.ts";
 import { runPool } from "./pool.ts";
-import { BookTextError, chunkText, cutTextWithin, decodeText, normaliseText, speakableText, taperedCut } from "./text.ts";
+import { BookTextError, chunkText, cutTextWithin, decodeText, normaliseText, speakableText } from "./text.ts";
 import { ENGLISH_BOOK } from "./testing/texts.ts";
 
 const utf16le = (text: string) => Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, "utf16le")]);
@@ -70,50 +70,29 @@ describe("chunkText", () => {
   });
 });
 
-describe("taperedCut", () => {
+describe("cutTextWithin (the cut of plans that tapered each core's share)", () => {
   const book = normaliseText(Array.from({ length: 12 }, () => ENGLISH_BOOK).join("\n\n"));
   const words = (s: string) => s.split(/\s+/).filter(Boolean);
   const lengthOf = (s: string) => [...s].length;
+  // As such a plan stored them: big chunks, halving towards the end of each of two shares.
+  const limits = [6_000, 6_000, 3_000, 1_500, 1_000, 6_000, 6_000, 3_000, 1_500, 1_000, 1_000];
 
-  it("cuts between sentences within each chunk's limit, never above the largest, losing no words", () => {
-    const cut = taperedCut(book, { maxChars: 10_000, minChars: 1_000, lanes: 2 });
-    expect(cut.chunks.length).toBe(cut.limits.length);
-    for (const [i, chunk] of cut.chunks.entries()) {
-      expect(lengthOf(chunk)).toBeLessThanOrEqual(cut.limits[i]!);
-      expect(cut.limits[i]).toBeLessThanOrEqual(10_000);
-      expect(cut.limits[i]).toBeGreaterThanOrEqual(1_000);
-      expect(chunk).toMatch(/[.!?]$/);
+  it("cuts between sentences within each chunk's own limit, losing no words", () => {
+    const chunks = cutTextWithin(book, limits);
+    expect(chunks.length).toBeGreaterThanOrEqual(limits.length);
+    for (const [i, chunk] of chunks.entries()) {
+      expect(lengthOf(chunk)).toBeLessThanOrEqual(limits[i] ?? 1_000);
     }
-    expect(words(cut.chunks.join(" "))).toEqual(words(book));
+    // Past the stored limits, chunks keep the last one.
+    expect(chunks.slice(limits.length).every((chunk) => lengthOf(chunk) <= 1_000)).toBe(true);
+    expect(words(chunks.join(" "))).toEqual(words(book));
   });
 
-  it("ends each lane's share with chunks halving down to the smallest, after big ones", () => {
-    for (const lanes of [1, 2, 3]) {
-      const cut = taperedCut(book, { maxChars: 6_000, minChars: 500, lanes });
-      const sizes = cut.chunks.map(lengthOf);
-      const shares = splitByWeight(sizes.map((_, i) => i), (i) => sizes[i]!, lanes);
-      expect(shares).toHaveLength(lanes);
-      for (const share of shares) {
-        const own = share.map((i) => sizes[i]!);
-        expect(own[0]).toBeGreaterThan(3_000); // the body: big chunks
-        expect(own.at(-1)).toBeLessThanOrEqual(1_000); // the end: small ones
-        expect(own.at(-2)).toBeLessThanOrEqual(1_500);
-      }
-    }
-  });
-
-  it("gives the same chunks again from its limits alone, whatever the lane count it was cut for", () => {
-    for (const lanes of [1, 2, 4, 7]) {
-      for (const [maxChars, minChars] of [[10_000, 1_000], [3_000, 1_000], [300, 1_000], [2_000, 40]] as const) {
-        const cut = taperedCut(book, { maxChars, minChars, lanes });
-        expect(cutTextWithin(book, cut.limits)).toEqual(cut.chunks);
-      }
-    }
-  });
-
-  it("cuts a short text into small chunks and a text of one sentence into one", () => {
-    expect(taperedCut("Hello there.\n\nGeneral Kenobi.", { maxChars: 10_000, minChars: 1_000, lanes: 2 }).chunks).toEqual(["Hello there.\n\nGeneral Kenobi."]);
-    expect(taperedCut("* * *", { maxChars: 10_000, minChars: 1_000, lanes: 2 }).chunks).toEqual([]);
+  it("gives the same chunks every time, and none for a text with nothing to say", () => {
+    expect(cutTextWithin(book, limits)).toEqual(cutTextWithin(book, [...limits]));
+    expect(cutTextWithin("Hello there.\n\nGeneral Kenobi.", [10_000, 1_000])).toEqual(["Hello there.\n\nGeneral Kenobi."]);
+    expect(cutTextWithin("* * *", [10_000, 1_000])).toEqual([]);
+    expect(cutTextWithin(book, [])).toEqual([]);
   });
 });
 

@@ -119,37 +119,25 @@ export function chunkText(text: string, maxChars: number): string[] {
     text,
     (paragraph) => splitText(paragraph, maxChars),
     () => maxChars,
-  ).chunks;
+  );
 }
 
-/** A paragraph's sentences, each over-long one cut into pieces of at most `pieceChars` (the tapered cut's pieces). */
+/** A paragraph's sentences, each over-long one cut into pieces of at most `pieceChars` (the pieces of a cut by limits). */
 const sentencePieces =
   (pieceChars: number) =>
   (paragraph: string): string[] =>
     splitSentences(paragraph).flatMap((sentence) => splitText(sentence, pieceChars));
 
-/** A cut of the text into chunks, with the most characters each chunk was packed to. */
-export interface TextCut {
-  chunks: string[];
-  /**
-   * The limit each chunk was packed to, in order, counting chunks before those without words were
-   * dropped (a replay drops the same ones). `cutTextWithin(text, limits)` gives the same chunks again.
-   */
-  limits: number[];
-}
-
 /**
  * Packs the pieces of each paragraph (`piecesOf`, given the trimmed paragraph) into chunks, the chunk
- * after `index` earlier ones, starting `offset` characters into the text, of at most
- * `limitFor(index, offset)` characters; paragraphs inside a chunk stay apart by a blank line.
+ * after `index` earlier ones of at most `limitFor(index)` characters; paragraphs inside a chunk stay
+ * apart by a blank line.
  */
-function packText(text: string, piecesOf: (paragraph: string) => string[], limitFor: (index: number, offset: number) => number): TextCut {
+function packText(text: string, piecesOf: (paragraph: string) => string[], limitFor: (index: number) => number): string[] {
   const chunks: string[] = [];
-  const limits: number[] = [];
   let current = "";
   let currentLength = 0;
-  let offset = 0;
-  let limit = limitFor(0, 0);
+  let limit = limitFor(0);
   for (const paragraph of text.split("\n\n")) {
     if (paragraph.trim() === "") continue;
     let first = true;
@@ -163,56 +151,28 @@ function packText(text: string, piecesOf: (paragraph: string) => string[], limit
       } else {
         if (current !== "") {
           chunks.push(current);
-          limits.push(limit);
-          offset += currentLength + separator.length;
-          limit = limitFor(chunks.length, offset);
+          limit = limitFor(chunks.length);
         }
         current = piece;
         currentLength = pieceLength;
       }
     }
   }
-  if (current !== "") {
-    chunks.push(current);
-    limits.push(limit);
-  }
-  return { chunks: chunks.filter(hasWords), limits };
+  if (current !== "") chunks.push(current);
+  // Dropped after packing: a replay by limits counts the same chunks.
+  return chunks.filter(hasWords);
 }
 
 /**
- * The cut of a book for `lanes` lanes (one per core, each speaking a contiguous share of the text):
- * chunks of up to `maxChars` characters in the body of each lane's share (few engine starts), then
- * halving towards its end, down to `minChars` (each chunk at most half of what is left of the share),
- * so the lanes end together: the last chunks are small, and a lane that finishes first takes over
- * little work. A chunk only crosses the end of a share by less than `minChars`.
- */
-export function taperedCut(text: string, options: { maxChars: number; minChars: number; lanes: number }): TextCut {
-  const maxChars = Math.max(20, Math.floor(options.maxChars));
-  const minChars = Math.max(20, Math.min(maxChars, Math.floor(options.minChars)));
-  const lanes = Math.max(1, Math.floor(options.lanes));
-  const total = Math.max(1, length(text));
-  const cut = packText(text, sentencePieces(minChars), (_, offset) => {
-    const share = Math.min(lanes - 1, Math.floor((offset * lanes) / total));
-    const left = ((share + 1) * total) / lanes - offset;
-    return Math.max(minChars, Math.min(maxChars, Math.ceil(left / 2)));
-  });
-  // The book's last chunk is always cut to minChars (at most half of what is left would not hold the
-  // rest), which is what lets the limits alone give this cut again. Should the text ever make that
-  // false, a uniform cut (pieces and chunks of maxChars) still replays exactly.
-  const again = cutTextWithin(text, cut.limits);
-  if (again.length === cut.chunks.length && again.every((chunk, i) => chunk === cut.chunks[i])) return cut;
-  return packText(text, sentencePieces(maxChars), () => maxChars);
-}
-
-/**
- * The cut `taperedCut` made, again, from its limits alone (a redelivery joins its chunks with those of
- * an earlier one, whatever this worker's core count).
+ * The cut of a plan stored by an earlier version, which tapered each core's share (each chunk packed
+ * to its own limit, the plan's `chunkLimits`: big ones, halving towards the share's end), again from
+ * its limits alone, so a redelivery joins its chunks with the stored ones whatever its core count.
  */
 export function cutTextWithin(text: string, limits: readonly number[]): string[] {
   if (limits.length === 0) return [];
   const pieceChars = Math.min(...limits);
   const last = limits[limits.length - 1] ?? pieceChars;
-  return packText(text, sentencePieces(pieceChars), (index) => limits[index] ?? last).chunks;
+  return packText(text, sentencePieces(pieceChars), (index) => limits[index] ?? last);
 }
 
 /**
