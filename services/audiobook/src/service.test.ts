@@ -75,6 +75,22 @@ describe("audio book service (in-process bus, fs blobs, real engines and ffmpeg)
     expect(await h.blobs.list(checkpointPrefix(id))).toEqual([]);
   });
 
+  it("speaks a book shorter than the engine's limit on every core: one chunk per core at least, none smaller than an encoder start", async () => {
+    const h = await harness();
+    const totals: number[] = [];
+    await started(h, { parallelism: 2, onChunkDone: ({ total }) => void totals.push(total) });
+    // 2,400 characters: one chunk for flite (3,000) or espeak-ng (10,000) alone, two of about 1,200 for two cores.
+    const mid = await h.publish({ file: await h.writeInput("mid.txt", ENGLISH_BOOK.slice(0, 2_400)) });
+    expect(await h.waitForEnd(mid)).toMatchObject({ status: "completed" });
+    expect(totals[0]).toBeGreaterThanOrEqual(2);
+    expect(totals[0]).toBeLessThanOrEqual(3);
+    // 600 characters: under what starting a second encoder costs, so one chunk.
+    totals.length = 0;
+    const short = await h.publish({ file: await h.writeInput("short.txt", ENGLISH_BOOK.slice(0, 600)) });
+    expect(await h.waitForEnd(short)).toMatchObject({ status: "completed" });
+    expect(totals).toEqual([1]);
+  });
+
   it("translates English to Spanish and Spanish to English (Apertium) before speaking", async () => {
     const h = await harness();
     await started(h);

@@ -332,8 +332,10 @@ export function createAudioBookService(options: AudioBookServiceOptions): AudioB
     const maxChars = Math.max(20, Math.min(options.chunkChars ?? engineMax, engineMax));
     // A redelivery keeps the earlier cut (a worker with another core count would choose another one).
     const keep = earlier !== undefined && earlier.voice === voice.name && earlier.encoding === encoding && earlier.chunkChars <= engineMax;
-    // The cut: the earlier plan's (by its limits, when it has them), or chunks of up to the engine's limit.
-    const planChars = keep ? earlier.chunkChars : maxChars;
+    // The cut: the earlier plan's (by its limits, when it has them), or chunks as large as the engine
+    // takes, yet one per core at least for a shorter book (each core's share at least what starting
+    // its encoder costs).
+    const planChars = keep ? earlier.chunkChars : Math.min(maxChars, Math.max(ENCODER_START_CHARS, Math.ceil(spoken.length / parallelism)));
     const chunkLimits = keep ? earlier.chunkLimits : undefined;
     const chunks = chunkLimits === undefined ? chunkText(spoken, planChars) : cutTextWithin(spoken, chunkLimits);
     let plan: Plan = { voice: voice.name, chunkChars: planChars, chunks: chunks.length, ...(chunkLimits === undefined ? {} : { chunkLimits }), encoding };
