@@ -1,4 +1,4 @@
-import { readdir, readFile, stat, writeFile } from "node:fs/promises";
+import { lstat, readdir, readFile, stat, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { tempDir } from "@voiceloc/testing";
@@ -143,6 +143,19 @@ describe("fs blob store specifics", () => {
     await expect(store.put("taken/book.mp3", { path, move: true })).rejects.toBeInstanceOf(BlobKeyConflictError);
     expect(await readFile(path)).toEqual(data);
     expect(await readdir(join(root, "tmp"))).toEqual([]);
+  });
+
+  it("copies a file handed over that it cannot rename (a symbolic link), then removes what it was handed", async () => {
+    const data = patternBytes(20_000, 6);
+    const target = join(dir.path, "target.mp3");
+    const link = join(dir.path, "link.mp3");
+    await writeFile(target, data);
+    await symlink(target, link);
+    await store.put("r/linked.mp3", { path: link, move: true });
+    expect(await readFile(await store.toLocalFile("r/linked.mp3", dir.path))).toEqual(data);
+    await expect(lstat(link)).rejects.toMatchObject({ code: "ENOENT" });
+    // only the link was handed over: the file it pointed to is left as it was
+    expect(await readFile(target)).toEqual(data);
   });
 
   it("streams a { path } that is not a regular file (a pipe) instead of copying it", async () => {

@@ -147,9 +147,7 @@ export function createFsBlobStore(options: FsBlobStoreOptions): BlobStore {
   async function writeTemp(source: BlobSource, tmp: string): Promise<{ st: BigIntStats; moved: string | undefined }> {
     const file = fileSourceOf(source);
     let moved: string | undefined;
-    if (source instanceof Uint8Array) {
-      await writeFile(tmp, source, { flag: "wx" });
-    } else if (file !== undefined && (await isRegularFile(file.path, file.move))) {
+    if (file !== undefined && (await isRegularFile(file.path, file.move))) {
       if (file.move) {
         try {
           await rename(file.path, tmp);
@@ -162,15 +160,18 @@ export function createFsBlobStore(options: FsBlobStoreOptions): BlobStore {
       if (moved === undefined) await copyFile(file.path, tmp, constants.COPYFILE_EXCL);
     } else {
       const normalized = normalizeSource(source);
-      if ("bytes" in normalized) throw new TypeError("unreachable: bytes are written above");
-      try {
-        await pipeline(normalized.stream, bytesOf, createWriteStream(tmp, { flags: "wx" }));
-      } catch (error) {
-        normalized.stream.destroy();
-        throw normalized.failure() ?? error;
+      if ("bytes" in normalized) {
+        await writeFile(tmp, normalized.bytes, { flag: "wx" });
+      } else {
+        try {
+          await pipeline(normalized.stream, bytesOf, createWriteStream(tmp, { flags: "wx" }));
+        } catch (error) {
+          normalized.stream.destroy();
+          throw normalized.failure() ?? error;
+        }
+        const early = normalized.failure();
+        if (early !== undefined) throw early;
       }
-      const early = normalized.failure();
-      if (early !== undefined) throw early;
     }
     const handle = await open(tmp, "r+");
     try {
@@ -201,6 +202,9 @@ export function createFsBlobStore(options: FsBlobStoreOptions): BlobStore {
         }
         await renameInto(tmp, objectPath(key), key);
         if (!keepSidecar) await rm(metaPath(key), { force: true }).catch(() => undefined);
+        // A file handed over but copied (another file system, or not a regular file) is the store's now.
+        const file = fileSourceOf(source);
+        if (file?.move === true && moved === undefined) await rm(file.path, { force: true }).catch(() => undefined);
         const size = Number(st.size);
         log.debug({ key, size }, "blob written");
         return { key, size };

@@ -228,7 +228,7 @@ export async function createNatsBlobStore(options: NatsBlobStoreOptions): Promis
         log.debug({ key, size: info.size }, "blob written");
         // A file handed over is the store's now: its bytes are in the bucket.
         const file = fileSourceOf(source);
-        if (file?.move === true) await rm(file.path, { force: true });
+        if (file?.move === true) await rm(file.path, { force: true }).catch(() => undefined);
         const sha256 = digestHex(info.digest);
         return sha256 === undefined ? { key, size: info.size } : { key, size: info.size, sha256 };
       } catch (error) {
