@@ -132,10 +132,6 @@ export class TaskRepository<T extends TaskDoc> {
   }
 
   /**
-   * `list`'s page as the `[id, JSON text]` pairs the store keeps, read synchronously; undefined when
-   * the store keeps no text (see `Collection.findTextSync`). InvalidCursorError as `list`.
-   */
-  /**
    * A number that changes whenever any record of this kind may have changed (see
    * `Collection.changeMarkSync`); undefined when the store keeps none.
    */
@@ -143,6 +139,10 @@ export class TaskRepository<T extends TaskDoc> {
     return this.collection.changeMarkSync?.();
   }
 
+  /**
+   * `list`'s page as the `[id, JSON text]` pairs the store keeps, read synchronously; undefined when
+   * the store keeps no text (see `Collection.findTextSync`). InvalidCursorError as `list`.
+   */
   listTextSync(accountId: string, query: ListQuery): Page<StoredText> | undefined {
     if (this.collection.findTextSync === undefined) return undefined;
     const rows = this.collection.findTextSync(listFilter(accountId, query), newestFirstQuery(query.limit, query.cursor));
