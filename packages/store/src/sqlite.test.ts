@@ -184,6 +184,27 @@ describe("embedded store specifics", () => {
     expect(mark()).toBe(after);
   });
 
+  it("gives within a turn the change mark of exactly the data that turn's reads see", async () => {
+    const { colA, colB } = await twoConnections();
+    const mark = () => (colA.changeMarkSync as () => number)();
+    await colB.insert({ id: "j1", seq: 1 });
+    await turn();
+    const before = mark();
+    // another connection commits after the mark was taken: this turn's reads still see the data of the mark...
+    await colB.updateOne({ id: "j1" }, { seq: 2 });
+    expect(mark()).toBe(before);
+    expect(colA.getTextSync?.("j1")).toBe(JSON.stringify({ id: "j1", seq: 1 }));
+    // ...and the next turn's mark is new, and so is what it reads
+    await turn();
+    expect(mark()).not.toBe(before);
+    expect(colA.getTextSync?.("j1")).toBe(JSON.stringify({ id: "j1", seq: 2 }));
+    // this connection's own write changes the mark at once, within the turn
+    const own = mark();
+    await colA.updateOne({ id: "j1" }, { seq: 3 });
+    expect(mark()).not.toBe(own);
+    expect(colA.getTextSync?.("j1")).toBe(JSON.stringify({ id: "j1", seq: 3 }));
+  });
+
   it("rebuilds an index whose definition changed", async () => {
     const { store } = await openTemp();
     const unique = await store.collection<{ id: string; k: string }>({

@@ -141,12 +141,17 @@ class SqliteStore implements EmbeddedStore {
     this.#commit = db.prepare("COMMIT");
   }
 
-  /** Before a read: joins the shared read transaction, opening it (and its closing setImmediate) if needed. */
+  /**
+   * Before a read: joins the shared read transaction, opening it (and its closing setImmediate) if
+   * needed. Opening it reads `data_version` first, which starts the transaction's snapshot: the change
+   * mark a transaction gives is the one of exactly the data its reads see.
+   */
   reading(): void {
     if (this.#reading || this.db.inTransaction) return;
     this.#begin.run();
     this.#reading = true;
     setImmediate(this.#endReading);
+    this.#observeDataVersion();
   }
 
   /**
@@ -166,12 +171,20 @@ class SqliteStore implements EmbeddedStore {
    */
   changeMark(table: string): number {
     this.assertOpen();
+    // Inside the shared read transaction the data cannot change (its snapshot is fixed, and a write
+    // ends it first), so the version read when it opened holds: a mark costs no statement then.
+    this.reading();
+    if (!this.#reading) this.#observeDataVersion();
+    return (this.#writes.get(table) ?? 0) + this.#externalChanges;
+  }
+
+  /** Counts a commit by another connection since `data_version` was last read. */
+  #observeDataVersion(): void {
     const version = (this.#dataVersion ??= this.db.prepare("PRAGMA data_version").pluck()).get() as number;
     if (version !== this.#lastDataVersion) {
       this.#lastDataVersion = version;
       this.#externalChanges += 1;
     }
-    return (this.#writes.get(table) ?? 0) + this.#externalChanges;
   }
 
   readonly #endReading = (): void => {

@@ -12,7 +12,8 @@ import { loadConfig } from "@voiceloc/config";
 import { createLogger } from "@voiceloc/log";
 import { scrape } from "@voiceloc/telemetry";
 import { tempDir } from "@voiceloc/testing";
-import { createGateway, type GatewayService } from "../gateway.ts";
+import { openEmbeddedStore } from "@voiceloc/store";
+import { createGateway, gatewayDataDir, type GatewayService } from "../gateway.ts";
 import { ALICE_KEY, BOB_KEY } from "../testing/harness.ts";
 import { withFastRecordReads } from "./fast-read.ts";
 
@@ -25,6 +26,8 @@ interface Answer {
 
 interface Fixture {
   gateway: GatewayService;
+  /** The gateway's own data directory (its store). */
+  storeDir: string;
   url: string;
   /** Paths the fast path handed to the app, in order. */
   handedOn: string[];
@@ -70,6 +73,7 @@ async function start(env: Record<string, string> = {}, options: { withoutStoredT
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const f: Fixture = {
     gateway,
+    storeDir: gatewayDataDir(config),
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     handedOn,
     lines,
@@ -195,6 +199,24 @@ describe("fast record reads", () => {
     await f.gateway.deps.audioBooks.updateOwned("alice", id, { task_progress: 75 });
     expect(JSON.parse((await get(f, bookPath(id), { "API-KEY": ALICE_KEY })).body)).toMatchObject({ task_progress: 75 });
     expect(f.handedOn).toHaveLength(1);
+  });
+
+  it("shows at once what another connection to the store committed (the CLI, another process)", async () => {
+    const f = await start();
+    const id = await completedBook(f, "alice", "Elsewhere");
+    expect(JSON.parse((await get(f, bookPath(id), { "API-KEY": ALICE_KEY })).body)).toMatchObject({ task_status: "completed", name: "Elsewhere" });
+    const other = await openEmbeddedStore({ dir: f.storeDir });
+    try {
+      const books = await other.collection<{ id: string }>({ name: "audio_books" });
+      for (const name of ["Renamed once", "Renamed twice"]) {
+        await books.updateOne({ id }, { name, task_status: "failed", task_error: `${name}: stopped` });
+        expect(JSON.parse((await get(f, bookPath(id), { "API-KEY": ALICE_KEY })).body)).toMatchObject({ name, task_status: "failed", task_error: `${name}: stopped` });
+      }
+    } finally {
+      await other.close();
+    }
+    expect(f.handedOn).toHaveLength(1); // the first read, before the key was verified
+
   });
 
   it("reads and presents the document on every request where the store keeps no text (MongoDB)", async () => {

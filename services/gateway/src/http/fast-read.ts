@@ -18,7 +18,9 @@
  * - only a record that exists and belongs to the caller (a 404 is the app's), read from the store on
  *   every request, so progress shows at once. Where the store keeps documents as JSON text (the
  *   embedded store), each record's answer is made from its text (`RecordViews`): the same text, the
- *   same answer (made anew each second, as its signed links are). A list is its records' answers
+ *   same answer (made anew each second, as its signed links are); and while the store's change mark
+ *   for the kind is the one the record's text was last read under (no record of the kind written
+ *   since, no commit by another connection), the text is known unchanged and not read again. A list is its records' answers
  *   joined, exactly `JSON.stringify` of the presented array, and is remembered (as bytes) only while
  *   the store's change mark for the kind stays the same (no record of the kind written, no commit by
  *   another connection) within one second. Lists need the stored text (MongoDB's are the app's);
@@ -201,7 +203,7 @@ export function withFastRecordReads(deps: FastReadDeps, app: Listener): Listener
     const key = `${owner}\n${search}`;
     const known = kind.pages.get(key);
     if (known !== undefined && known.mark === mark && known.second === second) return known.answer;
-    const made = listFromTexts(kind, owner, query);
+    const made = listFromTexts(kind, owner, query, mark);
     if (made === undefined) return undefined;
     // sent as bytes: a remembered page is not encoded again for each request
     const body = Buffer.from(made.body);
@@ -220,7 +222,7 @@ export function withFastRecordReads(deps: FastReadDeps, app: Listener): Listener
    * (`JSON.stringify` of the presented records) and `Link`; undefined where the store keeps no text, or
    * for a cursor the app answers (422).
    */
-  const listFromTexts = (kind: Kind, owner: string, query: ListQuery): { body: string; link: string | undefined } | undefined => {
+  const listFromTexts = (kind: Kind, owner: string, query: ListQuery, mark: number): { body: string; link: string | undefined } | undefined => {
     let page;
     try {
       page = kind.repo.listTextSync(owner, query);
@@ -231,7 +233,7 @@ export function withFastRecordReads(deps: FastReadDeps, app: Listener): Listener
     if (page === undefined) return undefined;
     let body = "[";
     for (const [i, [id, text]] of page.items.entries()) {
-      const reply = kind.views.fromText(id, text, owner);
+      const reply = kind.views.fromText(id, text, owner, mark);
       if (reply === null) return undefined; // not the caller's: never, as the store selects by owner
       body += i === 0 ? reply.body : `,${reply.body}`;
     }
@@ -345,9 +347,14 @@ export function withFastRecordReads(deps: FastReadDeps, app: Listener): Listener
         reply = listPage(kind, principal.accountId, found.list.search, found.list.query);
         if (reply === undefined) return app(req, res); // MongoDB's lists, and bad cursors, are the app's
       } else {
-        const text = kind.repo.getTextSync(found.id);
-        if (text === undefined) return void answerFromDocument(req, res, kind, found.id, served);
-        reply = text === null ? null : kind.views.fromText(found.id, text, principal.accountId);
+        // the mark first: a text read after it is current for as long as the mark stays the same
+        const mark = kind.repo.changeMarkSync();
+        reply = mark === undefined ? undefined : kind.views.atMark(found.id, mark, principal.accountId);
+        if (reply === undefined) {
+          const text = kind.repo.getTextSync(found.id);
+          if (text === undefined) return void answerFromDocument(req, res, kind, found.id, served);
+          reply = text === null ? null : kind.views.fromText(found.id, text, principal.accountId, mark);
+        }
       }
     } catch {
       // the app reads again and answers the store's failure as it does for every route

@@ -27,6 +27,27 @@ describe("record views", () => {
     expect(presented).toEqual(["a", "a", "a"]);
   });
 
+  it("answers without the text only under the change mark the text was last read under", () => {
+    let clock = 5_000;
+    const { views, presented } = counting(() => clock);
+    expect(views.atMark("a", 7, "alice")).toBeUndefined();
+    views.fromText("a", record("a"), "alice", 7);
+    expect(views.atMark("a", 7, "alice")?.body).toBe('{"id":"a","progress":10,"at":5}');
+    expect(views.atMark("a", 7, "bob")).toBeNull();
+    expect(views.atMark("a", 8, "alice")).toBeUndefined();
+    // read again under a new mark (unchanged text): answered under that one, no longer under the old
+    views.fromText("a", record("a"), "alice", 8);
+    expect(views.atMark("a", 8, "alice")).not.toBeUndefined();
+    expect(views.atMark("a", 7, "alice")).toBeUndefined();
+    // a text read without a mark (a list of a store that keeps none) is never answered from one
+    views.fromText("a", record("a", { task_progress: 20 }), "alice");
+    expect(views.atMark("a", 8, "alice")).toBeUndefined();
+    views.fromText("a", record("a", { task_progress: 20 }), "alice", 9);
+    clock = 6_100;
+    expect(views.atMark("a", 9, "alice")?.body).toBe('{"id":"a","progress":20,"at":6}');
+    expect(presented).toEqual(["a", "a", "a"]);
+  });
+
   it("forgets every view once they weigh more than their bound, however few they are", () => {
     const { views, presented } = counting();
     const big = "x".repeat(1024 * 1024);

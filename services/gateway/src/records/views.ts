@@ -14,6 +14,8 @@ export const replyOf = (value: unknown): Reply => {
 interface View extends Reply {
   /** The stored JSON text the answer was made from. */
   text: string;
+  /** The collection's change mark taken before `text` was read (undefined: none was given). */
+  mark: number | undefined;
   doc: TaskDoc;
   /** When the reply was made (its signed links change with the second they are signed in). */
   second: number;
@@ -34,7 +36,8 @@ const weightOf = (text: string) => 3 * text.length;
  * (`Collection.getTextSync`, `findTextSync`) and remembered with that text: while a record's text
  * is unchanged, its answer is reused (made anew each second, as its signed links are); once the
  * text changed, it is parsed and presented anew. So a read shows progress at once, and nothing but
- * the rendering is kept.
+ * the rendering is kept. Given the collection's change mark, a reader can tell that a record's text
+ * is unchanged without reading it (`atMark`).
  */
 export class RecordViews {
   readonly #views = new Map<string, View>();
@@ -45,9 +48,22 @@ export class RecordViews {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** The record's answer from its stored `text`, if it is `owner`'s; null otherwise. */
-  fromText(id: string, text: string, owner: string): Reply | null {
-    const second = Math.floor(this.now() / 1000);
+  /**
+   * The record's answer without reading its text: when its text was last read after the collection's
+   * change mark was `mark` (`Collection.changeMarkSync`) and the mark is still that, the text cannot
+   * have changed. Null when the record is not `owner`'s; undefined when the text must be read.
+   */
+  atMark(id: string, mark: number, owner: string): Reply | null | undefined {
+    const view = this.#views.get(id);
+    if (view === undefined || view.mark !== mark) return undefined;
+    return this.#current(view, owner);
+  }
+
+  /**
+   * The record's answer from its stored `text`, if it is `owner`'s; null otherwise. `mark`: the
+   * collection's change mark taken before the text was read, for `atMark`.
+   */
+  fromText(id: string, text: string, owner: string, mark?: number): Reply | null {
     let view = this.#views.get(id);
     if (view === undefined || view.text !== text) {
       const doc = JSON.parse(text) as TaskDoc;
@@ -57,11 +73,19 @@ export class RecordViews {
         this.#views.clear();
         this.#weight = weightOf(text);
       }
-      view = { text, doc, ...replyOf(this.present(doc)), second };
+      view = { text, mark, doc, ...replyOf(this.present(doc)), second: Math.floor(this.now() / 1000) };
       this.#views.set(id, view);
-    } else if (view.doc.account_id !== owner) {
-      return null;
-    } else if (view.second !== second) {
+      return view;
+    }
+    view.mark = mark;
+    return this.#current(view, owner);
+  }
+
+  /** A remembered view's answer for `owner` (null when not theirs), made anew once its second is over. */
+  #current(view: View, owner: string): Reply | null {
+    if (view.doc.account_id !== owner) return null;
+    const second = Math.floor(this.now() / 1000);
+    if (view.second !== second) {
       const reply = replyOf(this.present(view.doc));
       view.body = reply.body;
       view.length = reply.length;
