@@ -147,6 +147,18 @@ export interface RequestLineFields {
 
 type PinoInternals = Record<symbol, unknown>;
 
+/** Printable ASCII but `"` and `\`: the characters JSON.stringify writes as they are. */
+const PLAIN_JSON_TEXT = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+
+/**
+ * `JSON.stringify(text)`, without its generic pass for the plain text request lines carry (ids,
+ * paths). (pino writes a lone surrogate as it is where JSON.stringify escapes it; no field of a
+ * request line holds one: a request's path and header fields are read as Latin-1 or decoded UTF-8.)
+ */
+function jsonString(text: string): string {
+  return PLAIN_JSON_TEXT.test(text) ? `"${text}"` : JSON.stringify(text);
+}
+
 /**
  * Writes the request line, `{…, requestId, method, path, status, ms, account, msg: "request"}` (`error`
  * and "request failed" from status 500 on), as `unredactedChild(logger)` would, without pino's
@@ -175,12 +187,16 @@ export function requestLineWriter(logger: Logger): (fields: RequestLineFields) =
   const error = child.levels.values.error as number;
   if (levels === undefined || typeof time !== "function" || typeof end !== "string" || stream === undefined || typeof asJson !== "function") return slow;
   if (stream[s.needsMetadataGsym] === true) return slow;
+  // The child is this writer's own: its bindings, and so its line's fixed parts, never change.
+  const chindings = internals[s.chindingsSym] as string;
+  const infoStart = levels[info] ?? "";
+  const errorStart = levels[error] ?? "";
   const line = (f: RequestLineFields, at: string): string => {
     const failed = f.status >= 500;
     return (
-      `${levels[failed ? error : info] ?? ""}${at}${internals[s.chindingsSym] as string}` +
-      `,"requestId":${JSON.stringify(f.requestId)},"method":${JSON.stringify(f.method)},"path":${JSON.stringify(f.path)},"status":${f.status},"ms":${f.ms}` +
-      `${f.account === undefined ? "" : `,"account":${JSON.stringify(f.account)}`},"msg":${failed ? '"request failed"' : '"request"'}${end}`
+      `${failed ? errorStart : infoStart}${at}${chindings}` +
+      `,"requestId":${jsonString(f.requestId)},"method":${jsonString(f.method)},"path":${jsonString(f.path)},"status":${f.status},"ms":${f.ms}` +
+      `${f.account === undefined ? "" : `,"account":${jsonString(f.account)}`},"msg":${failed ? '"request failed"' : '"request"'}${end}`
     );
   };
   const probes: RequestLineFields[] = [
