@@ -82,9 +82,8 @@ export interface Collection<T extends { id: string }> {
    * A number that changes whenever the collection's documents may have changed (every write through
    * this store, and every commit by another connection to the same database), read synchronously;
    * only where `findTextSync` is (the embedded store). While it is unchanged, what a reader derived
-   * from the collection's documents, read after the mark was taken, still holds. A commit by another
-   * connection changes it from the next turn of the event loop at the latest (reads of one turn share
-   * a snapshot, and the mark is the snapshot's).
+   * from the collection's documents, read after the mark was taken, still holds. A write through this
+   * store changes it at once; a commit by another connection within `EXTERNAL_CHANGES_MS`.
    */
   changeMarkSync?(): number;
   count(filter: Filter): Promise<number>;

@@ -16,7 +16,7 @@ export type {
   StoredText,
 } from "./collection.ts";
 export { DuplicateKeyError, StoreError } from "./collection.ts";
-export { EMBEDDED_DB_FILENAME, openEmbeddedStore } from "./sqlite.ts";
+export { EMBEDDED_DB_FILENAME, EXTERNAL_CHANGES_MS, openEmbeddedStore } from "./sqlite.ts";
 export type { EmbeddedCollection, EmbeddedStore, EmbeddedStoreOptions } from "./sqlite.ts";
 export { openMongoStore } from "./mongo.ts";
 export type { MongoStore, MongoStoreOptions } from "./mongo.ts";

@@ -5,7 +5,7 @@ import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { DuplicateKeyError, StoreError } from "./collection.ts";
 import type { FindOptions, IndexSpec } from "./collection.ts";
-import { EMBEDDED_DB_FILENAME, openEmbeddedStore } from "./sqlite.ts";
+import { EMBEDDED_DB_FILENAME, EXTERNAL_CHANGES_MS, openEmbeddedStore } from "./sqlite.ts";
 import type { EmbeddedStore } from "./sqlite.ts";
 import { openStore } from "./index.ts";
 import { describeStoreContract } from "./testing/contract.ts";
@@ -169,40 +169,43 @@ describe("embedded store specifics", () => {
     expect(a.db.pragma("wal_checkpoint(TRUNCATE)")).toEqual([{ busy: 0, log: 0, checkpointed: 0 }]);
   });
 
-  it("changes a collection's change mark when another connection commits to the database (the next turn at the latest)", async () => {
+  const sinceLastCheck = () => new Promise<void>((resolve) => setTimeout(resolve, EXTERNAL_CHANGES_MS + 5));
+
+  it("changes a collection's change mark within EXTERNAL_CHANGES_MS when another connection commits to the database", async () => {
     const { colA, colB } = await twoConnections();
     const mark = () => (colA.changeMarkSync as () => number)();
-    await turn();
     const before = mark();
+    await sinceLastCheck();
     expect(mark()).toBe(before);
     await colB.insert({ id: "j1", seq: 1 });
-    await turn();
+    await sinceLastCheck();
     const after = mark();
     expect(after).not.toBe(before);
     expect(await colA.get("j1")).toEqual({ id: "j1", seq: 1 });
-    await turn();
+    await sinceLastCheck();
     expect(mark()).toBe(after);
   });
 
-  it("gives within a turn the change mark of exactly the data that turn's reads see", async () => {
+  it("never gives a change mark ahead of the data read after it, and changes it at once on its own writes", async () => {
     const { colA, colB } = await twoConnections();
     const mark = () => (colA.changeMarkSync as () => number)();
     await colB.insert({ id: "j1", seq: 1 });
-    await turn();
-    const before = mark();
-    // another connection commits after the mark was taken: this turn's reads still see the data of the mark...
-    await colB.updateOne({ id: "j1" }, { seq: 2 });
-    expect(mark()).toBe(before);
-    expect(colA.getTextSync?.("j1")).toBe(JSON.stringify({ id: "j1", seq: 1 }));
-    // ...and the next turn's mark is new, and so is what it reads
-    await turn();
-    expect(mark()).not.toBe(before);
-    expect(colA.getTextSync?.("j1")).toBe(JSON.stringify({ id: "j1", seq: 2 }));
-    // this connection's own write changes the mark at once, within the turn
+    for (let seq = 2; seq <= 4; seq += 1) {
+      await sinceLastCheck();
+      const before = mark();
+      await colB.updateOne({ id: "j1" }, { seq });
+      // the same turn: the commit is not in the mark, nor in what this turn reads after it
+      expect(mark()).toBe(before);
+      expect(colA.getTextSync?.("j1")).toBe(JSON.stringify({ id: "j1", seq: seq - 1 }));
+      await sinceLastCheck();
+      // once the mark shows it, every read after the mark does too
+      expect(mark()).not.toBe(before);
+      expect(colA.getTextSync?.("j1")).toBe(JSON.stringify({ id: "j1", seq }));
+    }
     const own = mark();
-    await colA.updateOne({ id: "j1" }, { seq: 3 });
+    await colA.updateOne({ id: "j1" }, { seq: 5 });
     expect(mark()).not.toBe(own);
-    expect(colA.getTextSync?.("j1")).toBe(JSON.stringify({ id: "j1", seq: 3 }));
+    expect(colA.getTextSync?.("j1")).toBe(JSON.stringify({ id: "j1", seq: 5 }));
   });
 
   it("rebuilds an index whose definition changed", async () => {

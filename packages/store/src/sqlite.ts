@@ -20,7 +20,8 @@
  * the shared-memory index (two system calls); sharing one across the reads of
  * a busy loop turn saves most of them. A read still sees everything this
  * process wrote before it (writes close the shared transaction, the next read
- * opens a fresh one) and other processes' commits from the next loop turn on.
+ * opens a fresh one) and other processes' commits from the next loop turn on
+ * (a collection's change mark shows them within EXTERNAL_CHANGES_MS).
  */
 import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -50,6 +51,13 @@ import type { Clause } from "./validate.ts";
 
 type DB = Database.Database;
 type Statement = Database.Statement;
+
+/**
+ * How long a commit by another connection may go unseen by a collection's change mark
+ * (`changeMarkSync`): reading SQLite's `data_version` takes a read transaction, which a busy reader
+ * would otherwise open and close on every turn of the event loop just to learn that nothing changed.
+ */
+export const EXTERNAL_CHANGES_MS = 50;
 
 /** The file name used under `dir` unless `filename` is given. */
 export const EMBEDDED_DB_FILENAME = "store.db";
@@ -130,6 +138,8 @@ class SqliteStore implements EmbeddedStore {
   /** `PRAGMA data_version` as last read, and how many times it was seen to change (commits by other connections). */
   #dataVersion: Statement | undefined;
   #lastDataVersion = 0;
+  /** When `data_version` was last read (performance.now()). */
+  #dataVersionReadAt = -Infinity;
   #externalChanges = 0;
 
   constructor(
@@ -141,17 +151,12 @@ class SqliteStore implements EmbeddedStore {
     this.#commit = db.prepare("COMMIT");
   }
 
-  /**
-   * Before a read: joins the shared read transaction, opening it (and its closing setImmediate) if
-   * needed. Opening it reads `data_version` first, which starts the transaction's snapshot: the change
-   * mark a transaction gives is the one of exactly the data its reads see.
-   */
+  /** Before a read: joins the shared read transaction, opening it (and its closing setImmediate) if needed. */
   reading(): void {
     if (this.#reading || this.db.inTransaction) return;
     this.#begin.run();
     this.#reading = true;
     setImmediate(this.#endReading);
-    this.#observeDataVersion();
   }
 
   /**
@@ -165,26 +170,25 @@ class SqliteStore implements EmbeddedStore {
   }
 
   /**
-   * A number that changes whenever `table` may have changed: every write to it through this store, and
-   * every commit by another connection to the database (a CLI, another process), which SQLite's
-   * `data_version` reveals. Both counts only rise, so their sum never comes back to an earlier value.
+   * A number that changes whenever `table` may have changed: at once on every write to it through this
+   * store, and within EXTERNAL_CHANGES_MS on every commit by another connection to the database (a CLI,
+   * another process), which SQLite's `data_version` reveals. Both counts only rise, so their sum never
+   * comes back to an earlier value.
    */
   changeMark(table: string): number {
     this.assertOpen();
-    // Inside the shared read transaction the data cannot change (its snapshot is fixed, and a write
-    // ends it first), so the version read when it opened holds: a mark costs no statement then.
-    this.reading();
-    if (!this.#reading) this.#observeDataVersion();
-    return (this.#writes.get(table) ?? 0) + this.#externalChanges;
-  }
-
-  /** Counts a commit by another connection since `data_version` was last read. */
-  #observeDataVersion(): void {
-    const version = (this.#dataVersion ??= this.db.prepare("PRAGMA data_version").pluck()).get() as number;
-    if (version !== this.#lastDataVersion) {
-      this.#lastDataVersion = version;
-      this.#externalChanges += 1;
+    // `data_version` is read in the shared read transaction (opening it), so a change it shows is in
+    // the data every read after it sees; between two readings a mark costs no statement.
+    if (performance.now() - this.#dataVersionReadAt >= EXTERNAL_CHANGES_MS) {
+      this.reading();
+      const version = (this.#dataVersion ??= this.db.prepare("PRAGMA data_version").pluck()).get() as number;
+      this.#dataVersionReadAt = performance.now();
+      if (version !== this.#lastDataVersion) {
+        this.#lastDataVersion = version;
+        this.#externalChanges += 1;
+      }
     }
+    return (this.#writes.get(table) ?? 0) + this.#externalChanges;
   }
 
   readonly #endReading = (): void => {

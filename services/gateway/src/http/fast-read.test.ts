@@ -12,7 +12,7 @@ import { loadConfig } from "@voiceloc/config";
 import { createLogger } from "@voiceloc/log";
 import { scrape } from "@voiceloc/telemetry";
 import { tempDir } from "@voiceloc/testing";
-import { openEmbeddedStore } from "@voiceloc/store";
+import { EXTERNAL_CHANGES_MS, openEmbeddedStore } from "@voiceloc/store";
 import { createGateway, gatewayDataDir, type GatewayService } from "../gateway.ts";
 import { ALICE_KEY, BOB_KEY } from "../testing/harness.ts";
 import { withFastRecordReads } from "./fast-read.ts";
@@ -201,7 +201,7 @@ describe("fast record reads", () => {
     expect(f.handedOn).toHaveLength(1);
   });
 
-  it("shows at once what another connection to the store committed (the CLI, another process)", async () => {
+  it("shows within EXTERNAL_CHANGES_MS what another connection to the store committed (the CLI, another process)", async () => {
     const f = await start();
     const id = await completedBook(f, "alice", "Elsewhere");
     expect(JSON.parse((await get(f, bookPath(id), { "API-KEY": ALICE_KEY })).body)).toMatchObject({ task_status: "completed", name: "Elsewhere" });
@@ -210,6 +210,7 @@ describe("fast record reads", () => {
       const books = await other.collection<{ id: string }>({ name: "audio_books" });
       for (const name of ["Renamed once", "Renamed twice"]) {
         await books.updateOne({ id }, { name, task_status: "failed", task_error: `${name}: stopped` });
+        await new Promise((resolve) => setTimeout(resolve, EXTERNAL_CHANGES_MS + 5));
         expect(JSON.parse((await get(f, bookPath(id), { "API-KEY": ALICE_KEY })).body)).toMatchObject({ name, task_status: "failed", task_error: `${name}: stopped` });
       }
     } finally {
