@@ -207,7 +207,7 @@ describe("fast record reads", () => {
     expect(JSON.parse((await get(f, bookPath(id), { "API-KEY": ALICE_KEY })).body)).toMatchObject({ task_status: "completed", name: "Elsewhere" });
     const other = await openEmbeddedStore({ dir: f.storeDir });
     try {
-      const books = await other.collection<{ id: string }>({ name: "audio_books" });
+      const books = await other.collection<{ id: string; name: string; task_status: string; task_error: string | null }>({ name: "audio_books" });
       for (const name of ["Renamed once", "Renamed twice"]) {
         await books.updateOne({ id }, { name, task_status: "failed", task_error: `${name}: stopped` });
         await new Promise((resolve) => setTimeout(resolve, EXTERNAL_CHANGES_MS + 5));

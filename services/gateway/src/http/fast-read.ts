@@ -15,12 +15,12 @@
  *   then also answers a bad cursor's 422);
  * - only a credential the authenticator verified within its cache time (`cachedPrincipal`): an
  *   unknown, revoked, unapproved or new key, an access token (JWT) or no credential goes to the app;
- * - only a record that exists and belongs to the caller (a 404 is the app's), read from the store on
- *   every request, so progress shows at once. Where the store keeps documents as JSON text (the
- *   embedded store), each record's answer is made from its text (`RecordViews`): the same text, the
- *   same answer (made anew each second, as its signed links are); and while the store's change mark
- *   for the kind is the one the record's text was last read under (no record of the kind written
- *   since, no commit by another connection), the text is known unchanged and not read again. A list is its records' answers
+ * - only a record that exists and belongs to the caller (a 404 is the app's), as the store has it
+ *   now, so progress shows at once. Where the store keeps documents as JSON text (the embedded store),
+ *   each record's answer is made from its text (`RecordViews`): the same text, the same answer (made
+ *   anew each second, as its signed links are). The text is read unless the store's change mark for
+ *   the kind is still the one it was last read under (no record of the kind written through the store
+ *   since, no commit by another connection within `EXTERNAL_CHANGES_MS`). A list is its records' answers
  *   joined, exactly `JSON.stringify` of the presented array, and is remembered (as bytes) only while
  *   the store's change mark for the kind stays the same (no record of the kind written, no commit by
  *   another connection) within one second. Lists need the stored text (MongoDB's are the app's);
