@@ -55,6 +55,30 @@ describe("audio books", () => {
     expect(res.headers.get("location")).toBe("/v1/audio_books/?limit=5");
   });
 
+  it("answers a trailing slash more or less than a route's path with a 307 there, as FastAPI does", async () => {
+    const id = "00000000-0000-4000-8000-000000000000";
+    const cases: Array<[string, string, string]> = [
+      ["POST", "/v1/audio_books", "/v1/audio_books/"],
+      ["GET", "/v1/voices/streams/?limit=5", "/v1/voices/streams?limit=5"],
+      ["POST", "/v1/voices/streams/", "/v1/voices/streams"],
+      ["GET", "/v1/videos/subtitle/", "/v1/videos/subtitle"],
+      ["GET", `/v1/audio_books/${id}/`, `/v1/audio_books/${id}`],
+      ["GET", "/v1/voices/streams//", "/v1/voices/streams"],
+      // the id as the request spelled it: the Location field stays ASCII
+      ["GET", "/v1/audio_books/%E2%9C%93/", "/v1/audio_books/%E2%9C%93"],
+    ];
+    for (const [method, path, location] of cases) {
+      const res = await t.request(method, path, method === "POST" ? { body: {} } : {});
+      expect(res.status, `${method} ${path}`).toBe(307);
+      expect(res.headers.get("location"), `${method} ${path}`).toBe(location);
+    }
+    // what no route's path becomes stays a 404, and the redirect is still behind the credential check
+    for (const path of ["/v1/nothing-here/", "//evil.example/", "/v1/audio_books//x/"]) {
+      expect((await t.request("GET", path)).status, path).toBe(404);
+    }
+    expect((await t.request("GET", "/v1/voices/streams/", { key: null })).status).toBe(401);
+  });
+
   it("ignores unknown fields", async () => {
     const res = await t.request("POST", "/v1/audio_books/", { body: book({ colour: "blue" }) });
     expect(res.status).toBe(201);
@@ -402,6 +426,9 @@ describe("HTTP edges", () => {
     const list = await t.request("PUT", "/v1/audio_books/");
     expect(list.status).toBe(405);
     expect(list.headers.get("allow")).toBe("GET, HEAD, POST");
+    const streams = await t.request("DELETE", "/v1/voices/streams");
+    expect(streams.status).toBe(405);
+    expect(streams.headers.get("allow")).toBe("GET, HEAD, POST");
   });
 
   it("404 for an unknown path", async () => {

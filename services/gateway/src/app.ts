@@ -184,11 +184,6 @@ export function createApp(deps: GatewayDeps): GatewayApp {
     description: "An API key, or an access token (JWT, HS256/RS256/ES256) whose `sub` is the account.",
   });
 
-  // FastAPI answers the slash-less collection path with a 307 to the canonical one; so do we.
-  app.on(["GET", "HEAD", "POST"], "/v1/audio_books", (c) => {
-    const url = new URL(c.req.url);
-    return c.redirect(`/v1/audio_books/${url.search}`, 307);
-  });
   registerAudioBooks(app, deps);
   registerVoiceStreams(app, deps);
   registerSubtitles(app, deps);
@@ -249,10 +244,18 @@ export function createApp(deps: GatewayDeps): GatewayApp {
 
   const allowed = allowedMethodsIndex(app);
   app.notFound((c) => {
-    const methods = allowed(c.req.path);
+    const path = c.req.path;
+    const methods = allowed(path);
     if (methods.length > 0) {
       return respond(c, 405, { detail: "Method Not Allowed" }, { Allow: methods.join(", ") });
     }
+    // As FastAPI (Starlette's redirect_slashes): a path that is a route's once its trailing slash is
+    // added or removed (`/v1/audio_books`, `/v1/voices/streams/`) gets a 307 there, query kept,
+    // whatever the method (a 307 keeps it). Only a registered route's path is ever a target, and it
+    // is written as the request spelled it (percent-encoded), so the Location field holds only ASCII.
+    const url = new URL(c.req.url);
+    const other = url.pathname.endsWith("/") ? url.pathname.replace(/\/+$/, "") : `${url.pathname}/`;
+    if (other !== "" && allowed(other).length > 0) return c.redirect(`${other}${url.search}`, 307);
     return respond(c, 404, { detail: "Not Found" });
   });
 
@@ -292,16 +295,18 @@ function safeHeaders(headers: Record<string, string>, log: Logger): Record<strin
   return out;
 }
 
-/** Path templates of the registered routes → the methods each allows (for 405 + Allow). */
+/**
+ * Path templates of the registered routes → the methods each allows (for 405 + Allow), matched
+ * exactly: a trailing slash more or less is another path (a 307 to the route's, see notFound).
+ */
 function allowedMethodsIndex(app: GatewayApp): (path: string) => string[] {
   const table: Array<{ pattern: RegExp; methods: Set<string> }> = [];
   const add = (template: string, method: string) => {
     const source = template
-      .replace(/\/+$/, "")
       .split("/")
       .map((part) => (/^(\{.+\}|:.+)$/.test(part) ? "[^/]+" : part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")))
       .join("/");
-    const pattern = new RegExp(`^${source}/?$`);
+    const pattern = new RegExp(`^${source}$`);
     let row = table.find((r) => r.pattern.source === pattern.source);
     if (!row) {
       row = { pattern, methods: new Set() };

@@ -61,6 +61,8 @@ in any \`w\` seconds are always served) and \`RateLimit: "per-key";r=<available>
   \`loc\` starting with \`body\`, \`query\`, \`path\` or \`header\`. Unknown body fields are ignored.
   The echoed \`input\` is bounded: 3 levels deep, strings cut at 200 characters (ending \`…\`),
   20 items per array or object, 100 values in all; a cut container reads \`"…"\`.
+- **307** a route's path with a trailing slash more or less (\`/v1/audio_books\`, \`/v1/voices/streams/\`),
+  to the route's path with the same query, as FastAPI does; a 307 keeps the method and body.
 - **401** missing or wrong credentials; **404** unknown id or another account's; **405** a known path
   with another method (with \`Allow\`); **409** idempotency conflict; **413** a body over 1 MiB
   (configurable, \`MAX_BODY_BYTES\`); **415** a body that is not \`application/json\` (an upload that is not text, audio or video); **503** a
