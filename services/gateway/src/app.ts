@@ -244,8 +244,7 @@ export function createApp(deps: GatewayDeps): GatewayApp {
 
   const allowed = allowedMethodsIndex(app);
   app.notFound((c) => {
-    const path = c.req.path;
-    const methods = allowed(path);
+    const methods = allowed(c.req.path);
     if (methods.length > 0) {
       return respond(c, 405, { detail: "Method Not Allowed" }, { Allow: methods.join(", ") });
     }

@@ -217,7 +217,6 @@ describe("fast record reads", () => {
       await other.close();
     }
     expect(f.handedOn).toHaveLength(1); // the first read, before the key was verified
-
   });
 
   it("reads and presents the document on every request where the store keeps no text (MongoDB)", async () => {

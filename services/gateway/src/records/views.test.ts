@@ -39,7 +39,7 @@ describe("record views", () => {
     views.fromText("a", record("a"), "alice", 8);
     expect(views.atMark("a", 8, "alice")).not.toBeUndefined();
     expect(views.atMark("a", 7, "alice")).toBeUndefined();
-    // a text read without a mark (a list of a store that keeps none) is never answered from one
+    // a text read without a mark is never answered from one
     views.fromText("a", record("a", { task_progress: 20 }), "alice");
     expect(views.atMark("a", 8, "alice")).toBeUndefined();
     views.fromText("a", record("a", { task_progress: 20 }), "alice", 9);
