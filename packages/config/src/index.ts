@@ -7,6 +7,8 @@ export type ServiceName = (typeof SERVICE_NAMES)[number];
 
 /** Default of MAX_MEDIA_SECONDS: two hours, a feature film. */
 export const DEFAULT_MAX_MEDIA_SECONDS = 7_200;
+/** Default MAX_VIDEO_PIXELS: 8192×4320 (8K), the media package's own default too. */
+export const DEFAULT_MAX_VIDEO_PIXELS = 8192 * 4320;
 /** Default of MAX_BOOK_CHARACTERS: a long novel (about 18 hours of speech). */
 export const DEFAULT_MAX_BOOK_CHARACTERS = 1_000_000;
 
@@ -188,6 +190,14 @@ export const EnvSchema = z
     }),
     /** Niceness of engine and ffmpeg child processes (0 = off, 19 = lowest CPU priority). */
     ENGINE_NICE: z.coerce.number().int().min(0).max(19).default(10),
+    /**
+     * Address-space limit of every engine and ffmpeg child process, in MiB (0 = none). A child that
+     * needs more fails on an allocation (the task fails in plain words, never retried) instead of taking
+     * the machine's memory. Default 4096: an 8K (35-megapixel) burn-in needs about 3 GiB here.
+     */
+    CHILD_MEMORY_LIMIT_MB: z.coerce.number().int().min(0).max(1_048_576).refine((v) => v === 0 || v >= 256, { message: "must be 0 (no limit) or at least 256 (MiB): ffmpeg alone needs about 300 to start" }).default(4096),
+    /** Largest video picture decoded (width × height of the decoded frames, not the headers): default 8192×4320 (8K), 35,389,440. */
+    MAX_VIDEO_PIXELS: z.coerce.number().int().min(1).max(2_147_483_647).default(DEFAULT_MAX_VIDEO_PIXELS),
     /** At most one request a microsecond (the limiter's resolution): 60,000,000 a minute. */
     RATE_LIMIT_PER_MINUTE: wholeNumber(600, 60_000_000, true),
     RATE_LIMIT_BURST: wholeNumber(undefined, 60_000_000, false),
@@ -269,6 +279,8 @@ export const EnvSchema = z
     SANDBOX_MAX_BOOK_CHARACTERS: z.coerce.number().int().min(1).max(100_000_000).default(5_000),
     /** Sandbox keys: longest media of a voice stream or subtitle task, in decoded seconds (default 60). */
     SANDBOX_MAX_MEDIA_SECONDS: z.coerce.number().int().min(1).max(7 * 24 * 3600).default(60),
+    /** Sandbox keys: largest video picture decoded, in pixels (default 1920×1080, 2,073,600). */
+    SANDBOX_MAX_VIDEO_PIXELS: z.coerce.number().int().min(1).max(2_147_483_647).default(1920 * 1080),
     /** Sandbox keys: most characters of one speech synthesis request (default 500). */
     SANDBOX_MAX_SPEECH_CHARACTERS: z.coerce.number().int().min(1).max(5_000).default(500),
     /** Sandbox keys: unfinished (queued or processing) tasks of all kinds one account may have; creating more is a 429 (default 2). */
@@ -337,6 +349,10 @@ export const EnvSchema = z
       workAckWaitMs: env.WORK_ACK_WAIT_MS,
       /** Niceness the workers' child processes (engines, ffmpeg) run at; 0 leaves them at this process's priority. */
       engineNice: env.ENGINE_NICE,
+      /** Address-space limit of every child process (engines, ffmpeg), in bytes; 0 = none. */
+      childMemoryLimitBytes: env.CHILD_MEMORY_LIMIT_MB * 1024 * 1024,
+      /** Largest decoded video picture, in pixels. */
+      maxVideoPixels: env.MAX_VIDEO_PIXELS,
       /** Per-credential request rate on /v1 (a token bucket); undefined when off. Burst defaults to 10 seconds' worth. */
       rateLimit:
         env.RATE_LIMIT_PER_MINUTE === undefined
@@ -366,6 +382,7 @@ export const EnvSchema = z
       sandbox: {
         maxBookCharacters: env.SANDBOX_MAX_BOOK_CHARACTERS,
         maxMediaSeconds: env.SANDBOX_MAX_MEDIA_SECONDS,
+        maxVideoPixels: env.SANDBOX_MAX_VIDEO_PIXELS,
         maxSpeechCharacters: env.SANDBOX_MAX_SPEECH_CHARACTERS,
         maxTasksInFlight: env.SANDBOX_MAX_TASKS_IN_FLIGHT,
       },

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { mkdtemp, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { runProcess, type ProcessResult } from "@voiceloc/media";
+import { outOfMemoryReason, ranOutOfMemory, runProcess, type ProcessResult } from "@voiceloc/media";
 import {
   endSentence,
   LanguageNotSupportedError,
@@ -57,6 +57,9 @@ export function engineFailure(program: string, result: ProcessResult, voice: str
   if (result.aborted) return new SynthesisError("SYNTHESIS_CANCELLED", "Speech synthesis was cancelled.");
   if (result.timedOut) {
     return new SynthesisError("SYNTHESIS_FAILED", `The ${program} speech engine took too long and was stopped.`, { details: result.stderrTail, retryable: true });
+  }
+  if (ranOutOfMemory(result)) {
+    return new SynthesisError("SYNTHESIS_OUT_OF_MEMORY", `The ${program} speech engine stopped: ${outOfMemoryReason(result.memoryLimitBytes)}.`, { details: result.stderrTail });
   }
   if (result.exitCode !== 0) {
     const last = result.stderrTail.at(-1);

@@ -107,6 +107,8 @@ const TTS_FAILURE_SCOPE: Record<TtsErrorCode, FailureScope> = {
   VOICE_LANGUAGE_MISMATCH: "voice",
   LANGUAGE_NOT_SUPPORTED: "voice",
   SYNTHESIS_FAILED: "voice",
+  // the same text would need as much memory from another voice: not tried again
+  SYNTHESIS_OUT_OF_MEMORY: "input",
   SPEECH_SERVICE_BAD_RESPONSE: "voice",
   SPEECH_SERVICE_REJECTED: "voice",
   SPEECH_SERVICE_RATE_LIMITED: "transient",

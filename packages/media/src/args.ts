@@ -4,7 +4,8 @@
  *
  * Safety rules applied to every invocation:
  * - `-nostdin -hide_banner -nostats`: ffmpeg never reads our stdin, and stderr holds only diagnostics.
- * - Every input is preceded by `-protocol_whitelist file,pipe` (ffmpeg only opens local files) and a
+ * - Every input is preceded by `-max_pixels` (decoders refuse bigger pictures before allocating them,
+ *   whatever the headers say), `-protocol_whitelist file,pipe` (ffmpeg only opens local files) and a
  *   `-format_whitelist` of demuxers. Untrusted uploads may only be demuxed by ordinary container
  *   demuxers: playlist-style demuxers (hls, concat, image2, ...) that could make ffmpeg read other
  *   local files are refused.
@@ -53,9 +54,37 @@ export function safePath(path: string, what = "file"): string {
   return isAbsolute(path) ? path : resolve(path);
 }
 
-/** Arguments that open one input file under the protocol and demuxer whitelists. */
-export function inputArgs(path: string, demuxers: readonly string[], forceFormat?: string): string[] {
+/** Default largest picture any decoder may produce (MAX_VIDEO_PIXELS): 8192×4320 (8K), 35.4 megapixels. */
+export const DEFAULT_MAX_VIDEO_PIXELS = 8192 * 4320;
+
+let maxPixels = DEFAULT_MAX_VIDEO_PIXELS;
+
+/**
+ * Sets the largest picture (width × height) any decoder of any input may produce, from then on. A
+ * decoder refuses a bigger picture before it allocates it, whatever the file's headers claimed: a
+ * small file of huge frames cannot take the machine's memory. Set once by the process entry
+ * (MAX_VIDEO_PIXELS); a task may ask for less (`maxPixels` of the builders that read a video).
+ */
+export function setMaxVideoPixels(pixels: number): void {
+  if (!Number.isSafeInteger(pixels) || pixels < 1 || pixels > 2_147_483_647) {
+    throw new RangeError("The largest video picture must be a whole number of pixels from 1 to 2147483647.");
+  }
+  maxPixels = pixels;
+}
+
+/** The largest picture decoders may produce (see setMaxVideoPixels). */
+export function maxVideoPixels(): number {
+  return maxPixels;
+}
+
+/**
+ * Arguments that open one input file under the protocol and demuxer whitelists, with its decoders
+ * bounded to pictures of at most `pictureLimit` pixels (default: `maxVideoPixels()`; never above it).
+ */
+export function inputArgs(path: string, demuxers: readonly string[], forceFormat?: string, pictureLimit?: number): string[] {
+  const limit = pictureLimit === undefined ? maxPixels : Math.min(maxPixels, Math.max(1, Math.floor(pictureLimit)));
   return [
+    "-max_pixels", String(limit),
     "-protocol_whitelist", PROTOCOL_WHITELIST,
     "-format_whitelist", demuxers.join(","),
     ...(forceFormat === undefined ? [] : ["-f", forceFormat]),

@@ -1,8 +1,9 @@
 import type { Logger } from "@voiceloc/log";
-import { buildDecodeDurationArgs, inputArgs, UNTRUSTED_MEDIA_DEMUXERS } from "./args.ts";
+import { buildDecodeDurationArgs, inputArgs, maxVideoPixels, UNTRUSTED_MEDIA_DEMUXERS } from "./args.ts";
 import { MediaProbeError } from "./errors.ts";
 import { runProcess } from "./process.ts";
-import { ffmpegResultError, runFfmpeg } from "./run.ts";
+import { ffmpegResultError, megapixels, runFfmpeg } from "./run.ts";
+import { MediaError } from "./errors.ts";
 
 export interface AudioStreamInfo {
   codec: string;
@@ -12,6 +13,10 @@ export interface AudioStreamInfo {
 
 export interface VideoStreamInfo {
   codec: string;
+  /**
+   * The size the headers state, 0 when unknown (a decoder that refused a picture over the pixel limit
+   * leaves it unknown). Headers lie: the decoded size is `MediaToolkit.firstFrame`'s.
+   */
   width: number;
   height: number;
 }
@@ -73,12 +78,9 @@ export function parseProbeJson(json: unknown): Omit<MediaInfo, "durationSeconds"
         if (duration === undefined) duration = num(stream.duration);
       }
     } else if (type === "video" && info.video === undefined && num(disposition.attached_pic) !== 1) {
-      const width = positiveInt(stream.width);
-      const height = positiveInt(stream.height);
-      if (width !== undefined && height !== undefined) {
-        info.video = { codec: str(stream.codec_name) ?? "unknown", width, height };
-        if (duration === undefined) duration = num(stream.duration);
-      }
+      // 0×0 when the size is unknown: not stated, or its decoder refused a picture over `-max_pixels`.
+      info.video = { codec: str(stream.codec_name) ?? "unknown", width: positiveInt(stream.width) ?? 0, height: positiveInt(stream.height) ?? 0 };
+      if (duration === undefined) duration = num(stream.duration);
     }
   }
   if (duration !== undefined && duration >= 0) info.durationSeconds = duration;
@@ -133,4 +135,67 @@ export async function probe(path: string, options: ProbeOptions): Promise<MediaI
   if (parsed.audio) info.audio = parsed.audio;
   if (parsed.video) info.video = parsed.video;
   return info;
+}
+
+/** The first picture of a video as decoded (not as its headers state it). */
+export interface DecodedFrameSize {
+  width: number;
+  height: number;
+}
+
+export interface FirstFrameOptions {
+  ffprobePath: string;
+  /** Largest picture accepted, in pixels (width × height); the decoder refuses a bigger one before allocating it. */
+  maxPixels: number;
+  signal?: AbortSignal | undefined;
+  /** Stop after this long (default 60 s): one frame's decoding never needs more. */
+  timeoutMs?: number | undefined;
+  demuxers?: readonly string[] | undefined;
+}
+
+/**
+ * Decodes the first picture of the first video stream with its decoder bounded to `maxPixels` and
+ * answers its decoded size. Headers can state 640×480 for frames of 16000×16000: the decoder reads the
+ * size from the picture itself and refuses it before allocating it. Fails with `MEDIA_TOO_LARGE`
+ * (naming both sizes) for a bigger picture, `MEDIA_NO_VIDEO` without a video stream and
+ * `MEDIA_UNREADABLE` when no picture can be decoded.
+ */
+export async function decodeFirstFrame(path: string, options: FirstFrameOptions): Promise<DecodedFrameSize> {
+  const demuxers = options.demuxers ?? UNTRUSTED_MEDIA_DEMUXERS;
+  const args = [
+    "-v", "error", "-hide_banner",
+    "-select_streams", "v:0", "-read_intervals", "%+#1", "-show_entries", "frame=width,height", "-print_format", "json",
+    ...inputArgs(path, demuxers, undefined, options.maxPixels),
+  ];
+  const result = await runProcess(options.ffprobePath, args, {
+    signal: options.signal,
+    collectStdout: true,
+    maxStdoutBytes: 1024 * 1024,
+    timeoutMs: options.timeoutMs ?? 60_000,
+  });
+  // ffprobe exits 0 or 1 after a refused picture, depending on the decoder: the refusal is the answer either way.
+  const refused = /Picture size (\d+)x(\d+) exceeds specified max pixel count/.exec(result.stderrTail.join("\n"));
+  if (refused && !result.aborted && !result.timedOut) {
+    const [width, height] = [Number(refused[1]), Number(refused[2])];
+    throw new MediaError(
+      "MEDIA_TOO_LARGE",
+      `The video's picture is ${width}×${height} pixels (${megapixels(width * height)} megapixels), more than the ${megapixels(Math.min(options.maxPixels, maxVideoPixels()))} megapixels this service takes.`,
+    );
+  }
+  const error = ffmpegResultError("ffprobe", options.ffprobePath, result, "Decoding the first picture", args);
+  if (error) throw error;
+  let json: unknown;
+  try {
+    json = JSON.parse(result.stdout.toString("utf8"));
+  } catch (cause) {
+    throw new MediaProbeError("PROBE_FAILED", "The video could not be inspected: ffprobe's answer was not readable.", { cause });
+  }
+  const frames = isObject(json) && Array.isArray(json.frames) ? json.frames.filter(isObject) : [];
+  const first = frames[0];
+  const width = positiveInt(first?.width);
+  const height = positiveInt(first?.height);
+  if (width === undefined || height === undefined) {
+    throw new MediaProbeError("MEDIA_UNREADABLE", "The video's first picture could not be decoded.");
+  }
+  return { width, height };
 }

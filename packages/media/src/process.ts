@@ -1,5 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
+import { accessSync, constants as fsConstants } from "node:fs";
 import { getPriority, setPriority } from "node:os";
+import { delimiter, isAbsolute, join } from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 
@@ -27,6 +29,8 @@ export interface RunProcessOptions {
   cwd?: string | undefined;
   /** Niceness of this child (0–19). Default: `childNiceness()`, set once by the process entry. */
   nice?: number | undefined;
+  /** Address-space limit of this child in bytes (0: none). Default: `childMemoryLimit()`, set once by the process entry. */
+  memoryLimitBytes?: number | undefined;
 }
 
 /**
@@ -59,6 +63,8 @@ export interface ProcessResult {
   stdoutTruncated: boolean;
   /** Last lines of standard error, oldest first, blank lines dropped. */
   stderrTail: string[];
+  /** The address-space limit the child ran under, in bytes (0: none). */
+  memoryLimitBytes: number;
 }
 
 const KILL_GRACE_MS = 3_000;
@@ -84,6 +90,123 @@ export function setChildNiceness(nice: number): void {
 /** The niceness children are started at (see setChildNiceness). */
 export function childNiceness(): number {
   return defaultNiceness;
+}
+
+let defaultMemoryLimit = 0;
+
+/**
+ * The smallest address-space limit accepted. Debian's ffmpeg needs about 300 MiB of address space just to
+ * map its libraries, and a 1080p burn-in about 1 GiB: a limit is a bound on hostile files, not a diet.
+ */
+export const MIN_CHILD_MEMORY_BYTES = 256 * 1024 * 1024;
+
+/**
+ * Sets the address-space limit (RLIMIT_AS, in bytes; 0 = none) of every child process started
+ * afterwards through this package: ffmpeg, ffprobe, speech engines, translators, recognisers. A child
+ * that asks for more memory gets an allocation failure (and stops) instead of growing until the kernel
+ * kills it or the machine swaps: an untrusted file can never take the machine's memory. Set once by
+ * the process entry (CHILD_MEMORY_LIMIT_MB).
+ */
+export function setChildMemoryLimit(bytes: number): void {
+  if (!Number.isSafeInteger(bytes) || bytes < 0 || (bytes > 0 && bytes < MIN_CHILD_MEMORY_BYTES)) {
+    throw new RangeError(`The memory limit of child processes must be 0 (none) or a whole number of bytes of at least ${MIN_CHILD_MEMORY_BYTES}.`);
+  }
+  defaultMemoryLimit = bytes;
+}
+
+/** The address-space limit children are started with, in bytes (0: none; see setChildMemoryLimit). */
+export function childMemoryLimit(): number {
+  return defaultMemoryLimit;
+}
+
+/** The shell that applies the limit before it replaces itself with the program (`exec`: same pid). */
+const LIMIT_SHELL = "/bin/sh";
+/** The limiting shell's `$0`: it names the shell in what the shell prints. */
+const LIMIT_SHELL_NAME = "voiceloc-limit";
+/**
+ * `$1` is the limit in KiB, the rest the program and its arguments. glibc's per-thread malloc arenas
+ * reserve 64 MiB of address space each: at most two keep the limit about memory, not about cores.
+ */
+const LIMIT_SCRIPT = 'ulimit -v "$1" || exit 125; shift; export MALLOC_ARENA_MAX="${MALLOC_ARENA_MAX:-2}"; exec "$@"';
+/** What the shell prints when `exec` cannot start the program (dash: "voiceloc-limit: 1: exec: x: not found"). */
+const LIMIT_EXEC_FAILED = new RegExp(`^${LIMIT_SHELL_NAME}: (?:\\d+: )?exec: `, "m");
+
+const executableCache = new Map<string, string | undefined>();
+
+/** The file `command` would run as (PATH searched for a bare name), or undefined when there is none. */
+function findExecutable(command: string, env: NodeJS.ProcessEnv | undefined): string | undefined {
+  const path = (env ?? process.env).PATH ?? "";
+  const key = `${command}\0${path}`;
+  if (executableCache.has(key)) return executableCache.get(key);
+  const candidates = command.includes("/") ? [command] : path.split(delimiter).filter((dir) => dir !== "" && isAbsolute(dir)).map((dir) => join(dir, command));
+  let found: string | undefined;
+  for (const candidate of candidates) {
+    try {
+      accessSync(candidate, fsConstants.X_OK);
+      found = candidate;
+      break;
+    } catch {
+      /* not here */
+    }
+  }
+  if (executableCache.size > 256) executableCache.clear();
+  executableCache.set(key, found);
+  return found;
+}
+
+/**
+ * How to start `command` under an address-space limit: through `/bin/sh -c 'ulimit -v …; exec "$@"'`,
+ * so the program itself (same pid, same signals) runs limited. A program that does not exist (or the
+ * limit 0) is started directly, so a missing program is still the spawn error it always was.
+ */
+export function limitedCommand(command: string, args: readonly string[], limitBytes: number, env?: NodeJS.ProcessEnv): { command: string; args: string[]; limited: boolean } {
+  if (limitBytes <= 0 || process.platform === "win32" || findExecutable(command, env) === undefined) return { command, args: [...args], limited: false };
+  return { command: LIMIT_SHELL, args: ["-c", LIMIT_SCRIPT, LIMIT_SHELL_NAME, String(Math.floor(limitBytes / 1024)), command, ...args], limited: true };
+}
+
+/** A spawn error for a program the limiting shell could not start (exit 126/127 with its message). */
+export function limitedSpawnError(command: string, exitCode: number | null, stderr: string): NodeJS.ErrnoException | undefined {
+  if ((exitCode !== 127 && exitCode !== 126) || !LIMIT_EXEC_FAILED.test(stderr)) return undefined;
+  const code = exitCode === 127 ? "ENOENT" : "EACCES";
+  const error: NodeJS.ErrnoException = new Error(`spawn ${command} ${code}`);
+  error.code = code;
+  error.syscall = `spawn ${command}`;
+  error.path = command;
+  return error;
+}
+
+/** What allocation failures look like in the diagnostics of the programs this service runs. */
+const OUT_OF_MEMORY_TEXT = /Cannot allocate memory|failed to map segment from shared object|malloc of size \d+ failed|out of memory|std::bad_alloc|failed to allocate|memory allocation failed|MemoryError|ENOMEM/i;
+
+/**
+ * What a program under an address-space limit may say instead, when the allocation that failed was a
+ * thread's stack or a library's own (x264 opening at 1080p under 400 MiB fails one run in six with no
+ * allocation message at all, only "Error while opening encoder"). Read only when a limit applied.
+ */
+const LIMITED_FAILURE_TEXT = /Error while opening encoder|pthread_create|Resource temporarily unavailable/i;
+
+/** Signals a program dies of when it runs out of memory: killed by the kernel, or crashed on a failed allocation. */
+const MEMORY_DEATHS: readonly NodeJS.Signals[] = ["SIGKILL", "SIGSEGV", "SIGABRT", "SIGBUS"];
+
+/**
+ * True when a finished child ran out of memory: it said an allocation failed, or it was killed by a
+ * signal this package did not send (the kernel's OOM killer sends SIGKILL; a program whose allocation
+ * failed under its limit often dies of SIGSEGV or SIGABRT). A stop for a timeout or an abort is not.
+ */
+export function ranOutOfMemory(
+  result: Pick<ProcessResult, "exitCode" | "exitSignal" | "aborted" | "timedOut" | "stderrTail"> & { memoryLimitBytes?: number },
+): boolean {
+  if (result.aborted || result.timedOut || result.exitCode === 0) return false;
+  if (result.exitSignal !== null && MEMORY_DEATHS.includes(result.exitSignal)) return true;
+  if (result.stderrTail.some((line) => OUT_OF_MEMORY_TEXT.test(line))) return true;
+  return (result.memoryLimitBytes ?? 0) > 0 && result.stderrTail.some((line) => LIMITED_FAILURE_TEXT.test(line));
+}
+
+/** Plain words for a child that ran out of memory, naming the limit when there was one. */
+export function outOfMemoryReason(limitBytes: number): string {
+  return limitBytes > 0
+    ? `it needed more memory than the ${Math.round(limitBytes / (1024 * 1024))} MiB this server allows one program (CHILD_MEMORY_LIMIT_MB)`
+    : "it needed more memory than the server has";
 }
 
 /**
@@ -112,6 +235,11 @@ class LineTail {
     this.partial = parts.pop() ?? "";
     if (this.partial.length > 4096) this.partial = this.partial.slice(-4096);
     for (const part of parts) this.add(part);
+  }
+
+  /** The lines kept so far and the unfinished one, as text (the stream goes on). */
+  peek(): string {
+    return [...this.lines, this.partial].join("\n");
   }
 
   finish(): string[] {
@@ -151,6 +279,8 @@ export function runProcess(command: string, args: readonly string[], options: Ru
     let settled = false;
     let killTimer: NodeJS.Timeout | undefined;
     let timeoutTimer: NodeJS.Timeout | undefined;
+    const memoryLimitBytes = options.memoryLimitBytes ?? defaultMemoryLimit;
+    const launch = limitedCommand(command, args, memoryLimitBytes, options.env);
 
     const base = {
       get stdout() {
@@ -158,7 +288,7 @@ export function runProcess(command: string, args: readonly string[], options: Ru
       },
     };
 
-    const finish = (result: Omit<ProcessResult, "stdout" | "stdoutTruncated" | "stderrTail" | "aborted" | "timedOut">): void => {
+    const finish = (result: Omit<ProcessResult, "stdout" | "stdoutTruncated" | "stderrTail" | "aborted" | "timedOut" | "memoryLimitBytes">): void => {
       if (settled) return;
       settled = true;
       if (killTimer) clearTimeout(killTimer);
@@ -173,6 +303,7 @@ export function runProcess(command: string, args: readonly string[], options: Ru
         stdout: base.stdout,
         stdoutTruncated,
         stderrTail: stderr.finish(),
+        memoryLimitBytes: launch.limited ? memoryLimitBytes : 0,
       });
     };
 
@@ -182,7 +313,7 @@ export function runProcess(command: string, args: readonly string[], options: Ru
       return;
     }
 
-    const child = spawn(command, [...args], {
+    const child = spawn(launch.command, launch.args, {
       stdio: [options.stdin === undefined ? "ignore" : "pipe", "pipe", "pipe"],
       env: options.env,
       cwd: options.cwd,
@@ -262,6 +393,10 @@ export function runProcess(command: string, args: readonly string[], options: Ru
         });
       }
     }
-    child.on("close", (exitCode, exitSignal) => finish({ exitCode, exitSignal }));
+    child.on("close", (exitCode, exitSignal) => {
+      // The limiting shell could not start the program (it vanished since it was found): a spawn error, as without the shell.
+      const spawnError = launch.limited ? limitedSpawnError(command, exitCode, stderr.peek()) : undefined;
+      finish(spawnError === undefined ? { exitCode, exitSignal } : { exitCode: null, exitSignal: null, spawnError });
+    });
   });
 }

@@ -3,7 +3,7 @@ import { rename, rm } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import type { Logger } from "@voiceloc/log";
 import { FfmpegFailedError, FfmpegNotFoundError, MediaCancelledError, type MediaErrorCode } from "./errors.ts";
-import { runProcess, type ProcessResult, type RunProcessOptions } from "./process.ts";
+import { outOfMemoryReason, ranOutOfMemory, runProcess, type ProcessResult, type RunProcessOptions } from "./process.ts";
 
 export interface FfmpegProgress {
   /** Media time written so far, in seconds. */
@@ -39,6 +39,15 @@ export interface FfmpegRunResult {
   stderrTail: string[];
 }
 
+/** What a decoder says of a picture over `-max_pixels` (it refuses it before allocating it). */
+const PICTURE_OVER_LIMIT = /Picture size (\d+)x(\d+) exceeds specified max pixel count (\d+)/;
+
+/** Megapixels in plain figures: "64", "35.4", "0.3". */
+export function megapixels(pixels: number): string {
+  const value = pixels / 1_000_000;
+  return value >= 10 ? String(Math.round(value * 10) / 10) : String(Math.round(value * 100) / 100);
+}
+
 /**
  * Turns ffmpeg's last stderr lines into an error code and a sentence a user can read. The sentence
  * never quotes stderr (it holds paths and heap addresses); the lines stay on the error for logs.
@@ -49,6 +58,11 @@ export function describeFfmpegFailure(
   exitCode: number | null = null,
 ): { code: MediaErrorCode; reason: string } {
   const text = stderrTail.join("\n");
+  const picture = PICTURE_OVER_LIMIT.exec(text);
+  if (picture) {
+    const [width, height, limit] = [Number(picture[1]), Number(picture[2]), Number(picture[3])];
+    return { code: "MEDIA_TOO_LARGE", reason: `its picture is ${width}×${height} pixels (${megapixels(width * height)} megapixels), more than the ${megapixels(limit)} megapixels this service takes` };
+  }
   const inputFailed = stderrTail.some((line) => inputs.some((input) => line.startsWith(`${input}: `)));
   if (/not on whitelist/i.test(text)) {
     return { code: "MEDIA_FORMAT_NOT_ALLOWED", reason: "the file is not in a supported audio or video format" };
@@ -86,6 +100,11 @@ export function ffmpegResultError(
   const details = { exitCode: result.exitCode, exitSignal: result.exitSignal, stderrTail: result.stderrTail };
   if (result.timedOut) return new FfmpegFailedError("FFMPEG_FAILED", `${what} took too long and was stopped.`, details);
   if (result.exitCode === 0) return undefined;
+  // A picture over the limit is refused by the decoder; a program out of memory (its limit, or the kernel's OOM killer) is
+  // the file's size, not a passing fault: both are the input's, never worth retrying.
+  if (!PICTURE_OVER_LIMIT.test(result.stderrTail.join("\n")) && ranOutOfMemory(result)) {
+    return new FfmpegFailedError("MEDIA_TOO_LARGE", `${what} failed: ${outOfMemoryReason(result.memoryLimitBytes)}.`, details);
+  }
   const inputs = args.flatMap((arg, i) => (arg === "-i" && args[i + 1] !== undefined ? [args[i + 1] as string] : []));
   const described = describeFfmpegFailure(result.stderrTail, inputs, result.exitCode);
   // ffprobe reads exactly one file and writes none: when it exits with an error, that file cannot be read.

@@ -41,6 +41,8 @@ export interface CappedSpeechWavArgs {
   maxSeconds: number;
   /** Default 16000 Hz. */
   sampleRate?: number;
+  /** Largest picture the video's decoders may produce (default and ceiling: `maxVideoPixels()`). */
+  maxPixels?: number;
 }
 
 /**
@@ -53,7 +55,7 @@ export function buildCappedSpeechWavArgs(spec: CappedSpeechWavArgs): string[] {
   if (!Number.isInteger(rate) || rate < 8000 || rate > 48000) throw new MediaRequestError("The sample rate must be between 8000 and 48000 Hz.");
   return [
     ...GLOBAL_ARGS,
-    ...inputArgs(spec.input, UNTRUSTED_MEDIA_DEMUXERS),
+    ...inputArgs(spec.input, UNTRUSTED_MEDIA_DEMUXERS, undefined, spec.maxPixels),
     "-map", "0:a:0",
     "-t", seconds(spec.maxSeconds),
     "-vn", "-sn", "-dn", "-map_metadata", "-1",
@@ -93,6 +95,8 @@ export interface BurnInArgs {
   maxSeconds?: number;
   crf?: number;
   preset?: "ultrafast" | "superfast" | "veryfast" | "faster" | "fast" | "medium";
+  /** Largest picture the video's decoder may produce (default and ceiling: `maxVideoPixels()`). */
+  maxPixels?: number;
 }
 
 /**
@@ -111,7 +115,7 @@ export function buildBurnInArgs(spec: BurnInArgs): string[] {
   const container = spec.container ?? "mp4";
   return [
     ...GLOBAL_ARGS,
-    ...inputArgs(spec.video, UNTRUSTED_MEDIA_DEMUXERS),
+    ...inputArgs(spec.video, UNTRUSTED_MEDIA_DEMUXERS, undefined, spec.maxPixels),
     "-map", "0:v:0",
     "-map", "0:a:0?",
     ...(spec.maxSeconds === undefined ? [] : ["-t", seconds(spec.maxSeconds)]),
@@ -138,6 +142,8 @@ export interface SoftSubtitleTrackArgs {
   maxSeconds?: number;
   /** Encode the audio to AAC instead of copying it (for codecs MP4 cannot carry; see `videoContainerFor`). */
   encodeAudio?: boolean;
+  /** Largest picture the video's decoder may produce while ffmpeg inspects it (default and ceiling: `maxVideoPixels()`). */
+  maxPixels?: number;
 }
 
 /**
@@ -151,7 +157,7 @@ export function buildSoftSubtitleTrackArgs(spec: SoftSubtitleTrackArgs): string[
   }
   return [
     ...GLOBAL_ARGS,
-    ...inputArgs(spec.video, UNTRUSTED_MEDIA_DEMUXERS),
+    ...inputArgs(spec.video, UNTRUSTED_MEDIA_DEMUXERS, undefined, spec.maxPixels),
     ...inputArgs(spec.subtitles, SUBTITLE_FILE_DEMUXERS),
     "-map", "0:v:0",
     "-map", "0:a:0?",

@@ -21,7 +21,7 @@ import {
 } from "./args.ts";
 import { readEncodedAudioDuration } from "./duration.ts";
 import { MediaCancelledError, MediaError, MediaRequestError } from "./errors.ts";
-import { probe, type MediaInfo } from "./probe.ts";
+import { decodeFirstFrame, probe, type DecodedFrameSize, type MediaInfo } from "./probe.ts";
 import type { FfmpegBinaries } from "./resolve.ts";
 import { runFfmpeg, withTempOutput, type FfmpegProgress, type FfmpegRunResult, type RunFfmpegOptions } from "./run.ts";
 
@@ -73,6 +73,11 @@ export interface MediaToolkit {
     options?: OperationOptions & { what?: string; expectedDurationSeconds?: number; stdin?: RunFfmpegOptions["stdin"]; onStdout?: RunFfmpegOptions["onStdout"] },
   ): Promise<FfmpegRunResult>;
   probe(path: string, options?: { signal?: AbortSignal; demuxers?: readonly string[] }): Promise<MediaInfo>;
+  /**
+   * The decoded size of a video's first picture, refused (`MEDIA_TOO_LARGE`) above `maxPixels` before
+   * the decoder allocates it: check it before any filter or encoder runs on an untrusted video.
+   */
+  firstFrame(path: string, options: { maxPixels: number; signal?: AbortSignal }): Promise<DecodedFrameSize>;
   /**
    * Duration in seconds of a file this toolkit encoded to `format`, as ffprobe states it: read from
    * the container when it has the structure ffmpeg writes (no process started), otherwise probed.
@@ -135,6 +140,9 @@ export function createMediaToolkit(binaries: FfmpegBinaries, logger: Logger): Me
     });
   const probeFile: MediaToolkit["probe"] = (path, options = {}) =>
     probe(path, { ffprobePath: binaries.ffprobe, ffmpegPath: binaries.ffmpeg, signal: options.signal, logger: log, demuxers: options.demuxers });
+
+  const firstFrame: MediaToolkit["firstFrame"] = (path, options) =>
+    decodeFirstFrame(path, { ffprobePath: binaries.ffprobe, maxPixels: options.maxPixels, signal: options.signal });
 
   const withWorkDir = async <T>(fn: (dir: string) => Promise<T>): Promise<T> => {
     const dir = await mkdtemp(join(tmpdir(), "voiceloc-media-"));
@@ -244,6 +252,7 @@ export function createMediaToolkit(binaries: FfmpegBinaries, logger: Logger): Me
     binaries,
     run,
     probe: probeFile,
+    firstFrame,
     encodedAudioDuration,
     async convertAudio(request) {
       await withTempOutput(request.outPath, (temp) =>

@@ -3,6 +3,8 @@
  */
 
 const CONTAINERS = new Set(["moov", "trak", "mdia"]);
+/** Boxes holding the sample description: moov > trak > mdia > minf > stbl > stsd. */
+const SAMPLE_CONTAINERS = new Set(["moov", "trak", "mdia", "minf", "stbl"]);
 
 /**
  * An MP4/M4A whose movie (`mvhd`) and media (`mdhd`) headers claim `seconds`, whatever the samples
@@ -60,4 +62,54 @@ export function withZeroWavChannels(file: Buffer): Buffer {
     offset += 8 + size + (size % 2);
   }
   throw new Error("no fmt chunk");
+}
+
+/**
+ * An MP4 whose video headers claim `width`×`height` (the track header `tkhd` and the visual sample
+ * entry in `stsd`), whatever size its pictures are: a decoder reads the real size from each picture.
+ */
+export function withClaimedMp4PictureSize(file: Buffer, width: number, height: number): Buffer {
+  const out = Buffer.from(file);
+  let patched = 0;
+  const walk = (start: number, end: number): void => {
+    let offset = start;
+    while (offset + 8 <= end) {
+      let size = out.readUInt32BE(offset);
+      const type = out.toString("latin1", offset + 4, offset + 8);
+      let header = 8;
+      if (size === 1) {
+        size = Number(out.readBigUInt64BE(offset + 8));
+        header = 16;
+      } else if (size === 0) {
+        size = end - offset;
+      }
+      if (size < header || offset + size > end) return;
+      const body = offset + header;
+      if (SAMPLE_CONTAINERS.has(type)) walk(body, offset + size);
+      if (type === "tkhd") {
+        // version 0: 4 + 4*5 + 8 + 2*4 + 36 = 76 bytes to the width; version 1: 12 more (64-bit times and duration)
+        const at = body + ((out[body] ?? 0) === 1 ? 88 : 76);
+        // an audio track's tkhd says 0×0: only a picture's is rewritten
+        if (out.readUInt32BE(at) !== 0) {
+          out.writeUInt32BE(width * 65536, at);
+          out.writeUInt32BE(height * 65536, at + 4);
+          patched++;
+        }
+      }
+      if (type === "stsd") {
+        // full box (4) + entry count (4), then the first entry: size, type, 6 reserved, index (2), 16 bytes, width, height
+        const entry = body + 8;
+        const format = out.toString("latin1", entry + 4, entry + 8);
+        if (!["mp4a", "ac-3", "ec-3", "Opus", "fLaC", ".mp3"].includes(format)) {
+          out.writeUInt16BE(width, entry + 32);
+          out.writeUInt16BE(height, entry + 34);
+          patched++;
+        }
+      }
+      offset += size;
+    }
+  };
+  walk(0, out.length);
+  if (patched < 2) throw new Error(`expected a video tkhd and stsd, patched ${patched}`);
+  return out;
 }

@@ -47,6 +47,11 @@ describe("the task failure policy", () => {
       ["input without audio", new FfmpegFailedError("MEDIA_NO_AUDIO", "No audio.", ffmpegDetails), "input", "input"],
       ["unprobeable input", new MediaProbeError("PROBE_FAILED", "No description."), "input", "input"],
       ["ffmpeg failed otherwise", new FfmpegFailedError("FFMPEG_FAILED", "It stopped.", ffmpegDetails), "input", "retryable"],
+      // Too large for memory (a picture over MAX_VIDEO_PIXELS, a child over CHILD_MEMORY_LIMIT_MB or killed by the kernel): never retried
+      ["picture over the limit", new FfmpegFailedError("MEDIA_TOO_LARGE", "Too big.", ffmpegDetails), "input", "input"],
+      ["out of memory on own work", new FfmpegFailedError("MEDIA_TOO_LARGE", "Too big.", { ...ffmpegDetails, exitSignal: "SIGKILL" }), "work", "input"],
+      ["speech engine out of memory", new SynthesisError("SYNTHESIS_OUT_OF_MEMORY", "Too big."), "work", "input"],
+      ["recogniser out of memory", new RecognitionError("RECOGNITION_OUT_OF_MEMORY", "Too big."), "input", "input"],
       ["ffmpeg missing", new FfmpegNotFoundError("No ffmpeg."), "work", "retryable"],
       ["media cancelled", new MediaCancelledError("Encoding"), "work", "retryable"],
       ["invalid media request", new MediaRequestError("maxSeconds must be positive."), "input", "bug"],

@@ -49,6 +49,8 @@ const TTS: Record<TtsErrorCode, FailureClass> = {
   TEXT_EMPTY: "input",
   TEXT_NOT_SPEAKABLE: "input",
   SYNTHESIS_FAILED: "retryable",
+  // a program out of memory on this input (CHILD_MEMORY_LIMIT_MB or the kernel): it would again
+  SYNTHESIS_OUT_OF_MEMORY: "input",
   SYNTHESIS_CANCELLED: "retryable",
   SPEECH_SERVICE_AUTH: "retryable",
   SPEECH_SERVICE_REJECTED: "retryable",
@@ -66,6 +68,7 @@ const STT: Record<SttErrorCode, FailureClass> = {
   RECOGNITION_NO_SPEECH: "input",
   RECOGNITION_AUDIO_TOO_LARGE: "input",
   RECOGNITION_FAILED: "retryable",
+  RECOGNITION_OUT_OF_MEMORY: "input",
   RECOGNITION_CANCELLED: "retryable",
   RECOGNITION_SERVICE_AUTH: "retryable",
   RECOGNITION_SERVICE_REJECTED: "retryable",
@@ -80,6 +83,7 @@ const MT: Record<MtErrorCode, FailureClass> = {
   MT_CONFIG_INVALID: "bug",
   TRANSLATION_NOT_SUPPORTED: "input",
   TRANSLATION_FAILED: "retryable",
+  TRANSLATION_OUT_OF_MEMORY: "input",
   TRANSLATION_CANCELLED: "retryable",
   TRANSLATION_SERVICE_AUTH: "retryable",
   TRANSLATION_SERVICE_REJECTED: "retryable",
@@ -98,6 +102,9 @@ const MEDIA: Record<MediaErrorCode, { input: FailureClass; work: FailureClass; i
   MEDIA_FORMAT_NOT_ALLOWED: { input: "input", work: "bug", inputReason: `${NOT_MEDIA}: it is not in a supported audio or video format.` },
   MEDIA_NO_AUDIO: { input: "input", work: "bug", inputReason: `${NOT_MEDIA}: it has no audio track.` },
   MEDIA_NO_VIDEO: { input: "input", work: "bug", inputReason: "The file has no video track." },
+  // A picture over the limit, or a program out of memory on this file (its limit or the kernel's OOM killer): the same file
+  // would do it again, so it is never retried, whichever file the step was reading.
+  MEDIA_TOO_LARGE: { input: "input", work: "input" },
   MEDIA_CANCELLED: { input: "retryable", work: "retryable" },
   MEDIA_INVALID_REQUEST: { input: "bug", work: "bug" },
 };

@@ -17,7 +17,7 @@ import { createVoiceStreamService } from "@voiceloc/voice-stream";
 import { createSubtitleService } from "@voiceloc/subtitle";
 import { createEngineStack, serveCapabilities, type EngineStack } from "./engines.ts";
 import { httpMetrics, metricsHandler, setupTracing, watchQueues } from "@voiceloc/telemetry";
-import { setChildNiceness } from "@voiceloc/media";
+import { setChildMemoryLimit, setChildNiceness, setMaxVideoPixels } from "@voiceloc/media";
 
 interface Part {
   name: string;
@@ -96,6 +96,9 @@ export async function startRuntime(config: Config, rootLogger: Logger): Promise<
     if (workers.length > 0) {
       // Engines and ffmpeg yield the cores to request handling (ENGINE_NICE).
       setChildNiceness(config.engineNice);
+      // No child may take the machine's memory, nor any decoder a picture over the limit, whatever a file claims.
+      setChildMemoryLimit(config.childMemoryLimitBytes);
+      setMaxVideoPixels(config.maxVideoPixels);
       engines = await createEngineStack(config, rootLogger);
       const stack = engines;
       const table = stack.capabilities();
@@ -174,6 +177,8 @@ export async function startRuntime(config: Config, rootLogger: Logger): Promise<
         concurrency: config.workerConcurrency,
         maxSeconds: config.subtitleMaxSeconds,
         sandboxMaxSeconds: config.sandbox.maxMediaSeconds,
+        maxPixels: config.maxVideoPixels,
+        sandboxMaxPixels: config.sandbox.maxVideoPixels,
       });
       await subtitle.start();
       parts.push(subtitle);

@@ -21,11 +21,14 @@ import {
   buildCappedSpeechWavArgs,
   buildSoftSubtitleTrackArgs,
   FfmpegFailedError,
+  maxVideoPixels,
+  MediaError,
   MP4_COPYABLE_AUDIO_CODECS,
   MP4_COPYABLE_VIDEO_CODECS,
   videoContainerFor,
   videoExtension,
   withTempOutput,
+  type DecodedFrameSize,
   type MediaInfo,
   type MediaToolkit,
   type SubtitleStyle,
@@ -41,7 +44,7 @@ import {
 } from "@voiceloc/worker";
 import { z } from "zod";
 import { buildCues, type CueSegment } from "./cues.ts";
-import { NO_SPEECH_MESSAGE, notVideo, PICTURE_NOT_IN_MP4, tooLong, videoFailure } from "./errors.ts";
+import { NO_SPEECH_MESSAGE, notVideo, PICTURE_NOT_IN_MP4, pictureTooLarge, tooLong, videoFailure } from "./errors.ts";
 import { SUBTITLE_CONTENT_TYPES, writeSrt, writeSubtitles } from "./formats.ts";
 import { ISO_639_2, SUBTITLE_FONTS } from "./languages.ts";
 
@@ -70,6 +73,10 @@ export interface SubtitlePipelineDeps {
   maxSeconds?: number;
   /** Longest video of a sandbox task (owner `sandbox:<account>`; SANDBOX_MAX_MEDIA_SECONDS). */
   sandboxMaxSeconds?: number;
+  /** Largest picture accepted, in pixels of the decoded first frame (MAX_VIDEO_PIXELS). Default: `maxVideoPixels()`. */
+  maxPixels?: number;
+  /** Largest picture of a sandbox task (SANDBOX_MAX_VIDEO_PIXELS). */
+  sandboxMaxPixels?: number;
   burnIn?: BurnInSettings;
 }
 
@@ -102,6 +109,10 @@ type SavedTranslation = z.infer<typeof TranslationCheckpointSchema>;
 interface Input {
   path: string;
   info: MediaInfo;
+  /** The largest picture this task's decoders may produce. */
+  maxPixels: number;
+  /** The decoded size of the first picture (the headers' may lie). */
+  picture: DecodedFrameSize;
 }
 
 const TRANSCRIPT = "transcript.json";
@@ -115,6 +126,18 @@ const CODEC_NOT_IN_MP4 = /codec not currently supported in container|Could not f
 
 /** Largest batch of segment texts sent to the translator in one call. */
 const TRANSLATION_BATCH_CHARS = 2_000;
+
+/**
+ * The video's length for cue timing, in seconds: what its header states, but never more than a couple of
+ * seconds past the decoded sound (a header can claim 36,000 s for 3 s), nor more than the limit.
+ */
+function mediaSeconds(stated: number, decoded: number, limit = Number.POSITIVE_INFINITY): number {
+  const trusted = stated > 0 ? Math.min(stated, decoded + STATED_LENGTH_SLACK_SECONDS) : decoded;
+  return Math.min(limit, Math.max(decoded, trusted));
+}
+
+/** How far past the decoded sound a video's stated length is believed (a picture may outlast its sound a little). */
+const STATED_LENGTH_SLACK_SECONDS = 2;
 
 const list = (items: readonly string[]) => (items.length > 0 ? items.join(", ") : "none");
 
@@ -188,23 +211,49 @@ export function createSubtitleHandler(deps: SubtitlePipelineDeps): TaskHandler<S
     }
     if (!info.video) throw notVideo("it has no picture (video track).");
     if (!info.audio) throw notVideo("it has no audio track to take speech from.");
-    if (info.durationSeconds > maxSeconds) throw tooLong(maxSeconds);
-    checkSandboxLength(task, info.durationSeconds);
+    // The stated duration is not checked: headers lie, and the decoded sound decides (extractSpeech).
     if (task.mode === "side_file" && !MP4_COPYABLE_VIDEO_CODECS.includes(info.video.codec)) throw notVideo(PICTURE_NOT_IN_MP4);
+    const picture = await checkPicture(task, path, ctx);
     ctx.progress(P.probed, "extracting the sound");
-    return { path, info };
+    return { path, info, maxPixels: pictureLimit(task), picture };
+  }
+
+  /** The largest picture this task may decode: MAX_VIDEO_PIXELS, or SANDBOX_MAX_VIDEO_PIXELS for a sandbox task. */
+  function pictureLimit(task: SubtitleWork): number {
+    const live = Math.min(deps.maxPixels ?? maxVideoPixels(), maxVideoPixels());
+    return isSandboxOwner(task.account_id) && deps.sandboxMaxPixels !== undefined ? Math.min(live, deps.sandboxMaxPixels) : live;
+  }
+
+  /**
+   * Decodes the first picture with its decoder bounded to the task's limit, before any filter or
+   * encoder runs: a picture over it (whatever the headers claim) fails the task within seconds.
+   */
+  async function checkPicture(task: SubtitleWork, path: string, ctx: TaskContext): Promise<DecodedFrameSize> {
+    const limit = pictureLimit(task);
+    let size: DecodedFrameSize;
+    try {
+      size = await media.firstFrame(path, { maxPixels: limit, signal: ctx.signal });
+    } catch (error) {
+      if (error instanceof MediaError && error.code === "MEDIA_TOO_LARGE") throw pictureTooLarge(error, isSandboxOwner(task.account_id) && deps.sandboxMaxPixels !== undefined && limit === deps.sandboxMaxPixels);
+      throw videoFailure(error);
+    }
+    ctx.logger.info({ width: size.width, height: size.height, maxPixels: limit }, "first picture decoded");
+    return size;
   }
 
   /** 16 kHz mono WAV of the sound, decoding at most the limit (plus a second to notice longer videos). */
-  async function extractSpeech(input: Input, ctx: TaskContext): Promise<{ wav: string; seconds: number }> {
+  async function extractSpeech(task: SubtitleWork, input: Input, ctx: TaskContext): Promise<{ wav: string; seconds: number }> {
     ctx.logger.info({ stage: "extract" }, "subtitle stage");
+    // Decoding stops a second past the limit that applies (a sandbox's may be lower): a longer video costs no more.
+    const sandboxLimit = deps.sandboxMaxSeconds;
+    const limit = isSandboxOwner(task.account_id) && sandboxLimit !== undefined ? Math.min(maxSeconds, sandboxLimit) : maxSeconds;
     const wav = join(ctx.workDir, "speech.wav");
     try {
       await withTempOutput(wav, (temp) =>
-        media.run(buildCappedSpeechWavArgs({ input: input.path, output: temp, maxSeconds: maxSeconds + 1 }), {
+        media.run(buildCappedSpeechWavArgs({ input: input.path, output: temp, maxSeconds: limit + 1, maxPixels: input.maxPixels }), {
           signal: ctx.signal,
           what: "Extracting the sound",
-          expectedDurationSeconds: Math.min(maxSeconds, input.info.durationSeconds),
+          expectedDurationSeconds: Math.min(limit, input.info.durationSeconds),
           onProgress: (p) => {
             if (p.fraction !== undefined) ctx.progress(P.probed + (P.extracted - P.probed) * p.fraction, "extracting the sound");
           },
@@ -215,14 +264,14 @@ export function createSubtitleHandler(deps: SubtitlePipelineDeps): TaskHandler<S
     }
     const seconds = await media.encodedAudioDuration(wav, "wav", { signal: ctx.signal });
     if (seconds > maxSeconds + 0.05) throw tooLong(maxSeconds);
+    checkSandboxLength(task, seconds);
     if (!(seconds > 0.05)) throw notVideo("its sound track is empty.");
     return { wav, seconds };
   }
 
   async function recognise(task: SubtitleWork, ctx: TaskContext, input: Input): Promise<SavedTranscript> {
-    const { wav, seconds } = await extractSpeech(input, ctx);
     // the decoded length is the one trusted (a file's stated duration can lie)
-    checkSandboxLength(task, seconds);
+    const { wav, seconds } = await extractSpeech(task, input, ctx);
     ctx.progress(P.extracted, "recognising speech");
     ctx.logger.info({ stage: "recognise", seconds }, "subtitle stage");
     let transcript;
@@ -242,7 +291,7 @@ export function createSubtitleHandler(deps: SubtitlePipelineDeps): TaskHandler<S
     const saved: SavedTranscript = {
       version: 1,
       language: task.source_language,
-      mediaSeconds: Math.min(maxSeconds, input.info.durationSeconds > 0 ? input.info.durationSeconds : seconds),
+      mediaSeconds: mediaSeconds(input.info.durationSeconds, seconds, maxSeconds),
       segments,
     };
     await ctx.checkpoints.putJson(TRANSCRIPT, saved);
@@ -285,13 +334,13 @@ export function createSubtitleHandler(deps: SubtitlePipelineDeps): TaskHandler<S
     return transcript.segments.map((s, i) => ({ start: s.start, end: s.end, text: translated[i] ?? "" }));
   }
 
-  async function render(task: SubtitleWork, ctx: TaskContext, input: Input, srtPath: string): Promise<{ key: string; container: string }> {
+  async function render(task: SubtitleWork, ctx: TaskContext, input: Input, srtPath: string, decodedSeconds: number): Promise<{ key: string; container: string }> {
     const target = task.target_language;
     const audioCodec = input.info.audio?.codec;
     const progress = (fraction: number | undefined) => {
       if (fraction !== undefined) ctx.progress(P.written + (P.rendered - P.written) * fraction, "rendering the video");
     };
-    const expected = Math.min(maxSeconds, input.info.durationSeconds);
+    const expected = Math.min(maxSeconds, mediaSeconds(input.info.durationSeconds, decodedSeconds));
     let args: (output: string) => string[];
     let container: "mp4" | "matroska";
     if (task.mode === "burn_in") {
@@ -304,6 +353,7 @@ export function createSubtitleHandler(deps: SubtitlePipelineDeps): TaskHandler<S
         container,
         style,
         maxSeconds,
+        maxPixels: input.maxPixels,
         ...(deps.burnIn?.crf === undefined ? {} : { crf: deps.burnIn.crf }),
         ...(deps.burnIn?.preset === undefined ? {} : { preset: deps.burnIn.preset }),
       });
@@ -316,6 +366,7 @@ export function createSubtitleHandler(deps: SubtitlePipelineDeps): TaskHandler<S
         language: ISO_639_2[target],
         title: target,
         maxSeconds,
+        maxPixels: input.maxPixels,
         encodeAudio: audioCodec !== undefined && !MP4_COPYABLE_AUDIO_CODECS.includes(audioCodec),
       });
     }
@@ -374,7 +425,7 @@ export function createSubtitleHandler(deps: SubtitlePipelineDeps): TaskHandler<S
 
     input ??= await fetchInput(task, ctx);
     ctx.logger.info({ stage: "render", mode: task.mode }, "subtitle stage");
-    const { key, container } = await render(task, ctx, input, srtPath);
+    const { key, container } = await render(task, ctx, input, srtPath, transcript.mediaSeconds);
     ctx.logger.info({ key, subtitleKey, cues: cues.length, mode: task.mode, container }, "subtitles written");
     return { resultKey: key, subtitleKey };
   };

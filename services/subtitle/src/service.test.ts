@@ -5,7 +5,7 @@ import { createServer, type Server } from "node:http";
 import { createApertiumEngine, createMtRegistry, createOpenAiTranslator } from "@voiceloc/engines";
 import { join } from "node:path";
 import { GLOBAL_ARGS, inputArgs, runProcess, UNTRUSTED_MEDIA_DEMUXERS } from "@voiceloc/media";
-import { freePort, makeTestVideo, tempDir } from "@voiceloc/testing";
+import { freePort, makeHugeFrameVideo, makeTestVideo, tempDir, withClaimedMp4Duration, withClaimedMp4PictureSize } from "@voiceloc/testing";
 import { checkpointKey, SEQ_DELIVERY_SPAN } from "@voiceloc/worker";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseSubtitles } from "./formats.ts";
@@ -23,6 +23,8 @@ import {
 } from "./testing/harness.ts";
 
 const MAX_SECONDS = 20;
+/** The sandbox's picture limit in these tests: 640×480. */
+const SANDBOX_MAX_PIXELS = 640 * 480;
 
 let stack: Stack;
 let root: { path: string; cleanup: () => Promise<void> };
@@ -33,7 +35,7 @@ beforeAll(async () => {
   stack = await createStack();
   root = await tempDir("voiceloc-subtitle-media-");
   video = await makeSpokenVideo(stack.media, root.path, "talk.mp4");
-  h = await startService(stack, { mediaRoot: root.path, maxSeconds: MAX_SECONDS });
+  h = await startService(stack, { mediaRoot: root.path, maxSeconds: MAX_SECONDS, service: { sandboxMaxPixels: SANDBOX_MAX_PIXELS } });
 });
 
 afterAll(async () => {
@@ -155,6 +157,18 @@ describe("subtitle service (in-process bus)", () => {
     expect(await streamMd5(soft, "a:0")).toBe(await streamMd5(video.path, "a:0"));
   });
 
+  it("a video whose headers claim 36,000 s (far over the limit) is subtitled: its decoded sound decides", async () => {
+    const file = "claims-ten-hours.mp4";
+    await writeFile(join(root.path, file), withClaimedMp4Duration(await readFile(video.path), 36_000));
+    expect((await stack.media.probe(join(root.path, file))).durationSeconds).toBeGreaterThan(35_000);
+    const id = await h.submit({ file, source: "English", target: "English", mode: "side_file", format: "srt" });
+    const { end } = await completed(id);
+    const cues = parseSubtitles(await readFile(await h.download(end.subtitle_key ?? ""), "utf8"));
+    expect(cues.length).toBeGreaterThanOrEqual(1);
+    // Cues end within the sound the file really holds, not the ten hours it claims.
+    for (const cue of cues) expect(cue.end).toBeLessThanOrEqual(video.durationSeconds + 0.5);
+  });
+
   it("English → Spanish: translated cues at the speech's times", async () => {
     const id = await h.submit({ file: "talk.mp4", source: "English", target: "Spanish", mode: "side_file", format: "srt" });
     const { end } = await completed(id);
@@ -258,9 +272,13 @@ describe("subtitle service (in-process bus)", () => {
       await makeTestVideo(3, join(dir, "silent-film.mp4"), { noAudio: true });
       await makeTestVideo(MAX_SECONDS + 5, join(dir, "long.mp4"));
       await writeFile(join(dir, "lying-header.mp4"), claimTwoSeconds(await readFile(join(dir, "long.mp4"))));
-    });
+      // 64-megapixel frames in a 1 MB file whose headers say 640×480: a burn-in would need GBs.
+      const huge = await makeHugeFrameVideo(8000, 8000, join(dir, "huge-frames-honest.mp4"), { withSpeechFrom: video.speechPath, seconds: 3 });
+      await writeFile(join(dir, "huge-frames.mp4"), withClaimedMp4PictureSize(await readFile(huge), 640, 480));
+      await makeTestVideo(2, join(dir, "hd.mp4"), { size: "1280x720" });
+    }, 120_000);
 
-    const cases: { file: string; source?: "English" | "Spanish"; error: RegExp }[] = [
+    const cases: { file: string; source?: "English" | "Spanish"; account?: string; error: RegExp }[] = [
       { file: "random.mp4", error: /^The file is not a video we can read: it (is damaged or is not a video file|is not in a supported video format)/ },
       { file: "broken.mp4", error: /^The file is not a video we can read: it is damaged or is not a video file\.$/ },
       { file: "playlist.m3u8", error: /^The file is not a video we can read: it is not in a supported video format/ },
@@ -270,6 +288,15 @@ describe("subtitle service (in-process bus)", () => {
       { file: "silent-film.mp4", error: /^The file is not a video we can read: it has no audio track to take speech from\.$/ },
       { file: "long.mp4", error: /^The video is longer than the 20 seconds this service subtitles/ },
       { file: "lying-header.mp4", error: /^The video is longer than the 20 seconds this service subtitles/ },
+      {
+        file: "huge-frames.mp4",
+        error: /^The video's picture is 8000×8000 pixels \(64 megapixels\), more than the 35\.4 megapixels this service takes \(MAX_VIDEO_PIXELS\): send a smaller video\.$/,
+      },
+      {
+        file: "hd.mp4",
+        account: "sandbox:alice",
+        error: /^The video's picture is 1280×720 pixels \(0\.92 megapixels\), more than the 0\.31 megapixels this service takes \(SANDBOX_MAX_VIDEO_PIXELS\): send a smaller video or use a live key\.$/,
+      },
       { file: "talk.mp4", source: "Spanish", error: /^Speech recognition in Spanish is not available with the installed engines \(recognition languages: English\)\.$/ },
       { file: "nowhere/missing.mp4", error: new RegExp(`^${FILE_NOT_AVAILABLE.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`) },
     ];
@@ -277,8 +304,8 @@ describe("subtitle service (in-process bus)", () => {
       expect((await stack.media.probe(join(root.path, "lying-header.mp4"))).durationSeconds).toBeLessThanOrEqual(2);
     });
 
-    it.each(cases)("$file ($source)", async ({ file, source, error }) => {
-      const id = await h.submit({ file, source: source ?? "English", target: "English" });
+    it.each(cases)("$file ($source $account)", async ({ file, source, account, error }) => {
+      const id = await h.submit({ file, source: source ?? "English", target: "English", ...(account === undefined ? {} : { account }) });
       const end = await h.finished(id);
       expect(end.status).toBe("failed");
       expect(end.error).toMatch(error);

@@ -28,6 +28,10 @@ export interface SubtitleServiceOptions {
   maxSeconds?: number;
   /** Longest video of a sandbox task (SANDBOX_MAX_MEDIA_SECONDS). */
   sandboxMaxSeconds?: number;
+  /** Largest decoded picture, in pixels (MAX_VIDEO_PIXELS). Default: the media package's `maxVideoPixels()`. */
+  maxPixels?: number;
+  /** Largest decoded picture of a sandbox task (SANDBOX_MAX_VIDEO_PIXELS). */
+  sandboxMaxPixels?: number;
   burnIn?: BurnInSettings;
   /** Tasks handled at once by this process. Default 1 (recognition and encoding are CPU-bound). */
   concurrency?: number;
@@ -71,6 +75,8 @@ export function createSubtitleService(options: SubtitleServiceOptions): Subtitle
       fetch: options.fetch,
       maxSeconds,
       ...(options.sandboxMaxSeconds === undefined ? {} : { sandboxMaxSeconds: options.sandboxMaxSeconds }),
+      ...(options.maxPixels === undefined ? {} : { maxPixels: options.maxPixels }),
+      ...(options.sandboxMaxPixels === undefined ? {} : { sandboxMaxPixels: options.sandboxMaxPixels }),
       ...(options.burnIn === undefined ? {} : { burnIn: options.burnIn }),
     }),
   });

@@ -48,6 +48,7 @@ export const TTS_ERROR_REPLY: Record<TtsErrorCode, SynthesisErrorCode> = {
   SPEECH_SERVICE_TIMEOUT: "engine_busy",
   SYNTHESIS_CANCELLED: "engine_busy",
   SYNTHESIS_FAILED: "engine_failed",
+  SYNTHESIS_OUT_OF_MEMORY: "engine_failed",
   SPEECH_SERVICE_REJECTED: "engine_failed",
   SPEECH_SERVICE_BAD_RESPONSE: "engine_failed",
 };

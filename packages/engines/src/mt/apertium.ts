@@ -1,6 +1,6 @@
 import { readdir, rm } from "node:fs/promises";
 import type { Logger } from "@voiceloc/log";
-import { runProcess } from "@voiceloc/media";
+import { outOfMemoryReason, ranOutOfMemory, runProcess } from "@voiceloc/media";
 import { LANGUAGES, type Language } from "../languages.ts";
 import { assembleChunks, joinParagraphs, mapInOrder, normalizeTranslationInput, planChunks, type TranslationChunk } from "./chunk.ts";
 import { finishSentence, MtConfigError, MtEngineUnavailableError, TranslationError, TranslationNotSupportedError } from "./errors.ts";
@@ -253,6 +253,9 @@ function apertiumFailure(result: FileStdinResult, mode: string): Error | undefin
   if (result.aborted) return cancelled(undefined);
   if (result.timedOut) {
     return new TranslationError("TRANSLATION_FAILED", "The Apertium translator took too long and was stopped.", { details: result.stderrTail, retryable: true });
+  }
+  if (ranOutOfMemory(result)) {
+    return new TranslationError("TRANSLATION_OUT_OF_MEMORY", `The Apertium translator stopped: ${outOfMemoryReason(result.memoryLimitBytes)}.`, { details: result.stderrTail });
   }
   if (result.exitCode !== 0) {
     const last = result.stderrTail.at(-1);

@@ -3,7 +3,7 @@ import { mkdtemp, open, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { getPriority } from "node:os";
-import { childNiceness } from "@voiceloc/media";
+import { childMemoryLimit, childNiceness, limitedCommand, limitedSpawnError } from "@voiceloc/media";
 
 export interface FileStdinResult {
   exitCode: number | null;
@@ -16,6 +16,8 @@ export interface FileStdinResult {
   stdoutTruncated: boolean;
   /** Last lines of standard error, blank lines dropped. */
   stderrTail: string[];
+  /** The address-space limit the program ran under, in bytes (0: none; CHILD_MEMORY_LIMIT_MB). */
+  memoryLimitBytes: number;
 }
 
 export interface FileStdinOptions {
@@ -42,7 +44,7 @@ export function makeScratchDir(): Promise<string> {
  * failures; they are described in the result.
  */
 export async function runWithFileStdin(command: string, args: readonly string[], input: string, options: FileStdinOptions): Promise<FileStdinResult> {
-  const empty = { exitCode: null, exitSignal: null, timedOut: false, stdout: Buffer.alloc(0), stdoutTruncated: false, stderrTail: [] };
+  const empty = { exitCode: null, exitSignal: null, timedOut: false, stdout: Buffer.alloc(0), stdoutTruncated: false, stderrTail: [], memoryLimitBytes: 0 };
   if (options.signal?.aborted) return { ...empty, aborted: true };
   const ownDir = options.scratchDir === undefined;
   const dir = options.scratchDir ?? (await makeScratchDir());
@@ -75,9 +77,10 @@ function spawnWithStdin(command: string, args: readonly string[], stdinFd: numbe
     // ENGINE_NICE: through `nice`, so the programs a wrapper script starts at once are nice from their first instruction.
     const increment = Math.max(0, childNiceness() - getPriority());
     const viaNice = increment > 0;
-    const child = viaNice
-      ? spawn("nice", ["-n", String(increment), command, ...args], { stdio: [stdinFd, "pipe", "pipe"], windowsHide: true })
-      : spawn(command, [...args], { stdio: [stdinFd, "pipe", "pipe"], windowsHide: true });
+    // CHILD_MEMORY_LIMIT_MB: the program (and what a wrapper script starts) runs under the address-space limit.
+    const memoryLimitBytes = childMemoryLimit();
+    const launch = viaNice ? limitedCommand("nice", ["-n", String(increment), command, ...args], memoryLimitBytes) : limitedCommand(command, args, memoryLimitBytes);
+    const child = spawn(launch.command, launch.args, { stdio: [stdinFd, "pipe", "pipe"], windowsHide: true });
 
     const stop = (): void => {
       if (child.exitCode !== null || child.signalCode !== null) return;
@@ -117,6 +120,7 @@ function spawnWithStdin(command: string, args: readonly string[], stdinFd: numbe
         stdout: Buffer.concat(stdoutChunks),
         stdoutTruncated,
         stderrTail,
+        memoryLimitBytes: launch.limited ? memoryLimitBytes : 0,
       });
     };
 
@@ -135,6 +139,11 @@ function spawnWithStdin(command: string, args: readonly string[], stdinFd: numbe
       stderrText = (stderrText + chunk).slice(-16_384);
     });
     child.on("close", (exitCode, exitSignal) => {
+      const shellError = launch.limited ? limitedSpawnError(viaNice ? "nice" : command, exitCode, stderrText) : undefined;
+      if (shellError !== undefined) {
+        finish(null, null, shellError);
+        return;
+      }
       // `nice` could not start the program (127: not found, 126: not executable): the same as a failed spawn.
       if (viaNice && (exitCode === 127 || exitCode === 126) && /(^|\n)nice: /.test(stderrText)) {
         const error: NodeJS.ErrnoException = new Error(`spawn ${command} ${exitCode === 127 ? "ENOENT" : "EACCES"}`);

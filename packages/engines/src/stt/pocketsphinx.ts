@@ -3,7 +3,7 @@ import { access, mkdtemp, open, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { Logger } from "@voiceloc/log";
-import { runProcess, type MediaToolkit } from "@voiceloc/media";
+import { outOfMemoryReason, ranOutOfMemory, runProcess, type MediaToolkit } from "@voiceloc/media";
 import { endSentence } from "../errors.ts";
 import type { Language } from "../languages.ts";
 import { readWavInfo } from "../wav.ts";
@@ -211,6 +211,10 @@ export async function createPocketsphinxEngine(options: PocketsphinxOptions): Pr
       if (result.aborted) throw cancelled();
       if (result.timedOut) {
         throw new RecognitionError("RECOGNITION_FAILED", "Speech recognition took too long and was stopped.", { retryable: true, details: await logErrors(logFile) });
+      }
+      if (ranOutOfMemory(result)) {
+        log.warn({ exitCode: result.exitCode, signal: result.exitSignal, stderr: result.stderrTail.slice(-3) }, "pocketsphinx ran out of memory");
+        throw new RecognitionError("RECOGNITION_OUT_OF_MEMORY", `Speech recognition stopped: ${outOfMemoryReason(result.memoryLimitBytes)}.`);
       }
       if (result.exitCode !== 0) {
         const details = [...(await logErrors(logFile)), ...result.stderrTail.slice(-3)];

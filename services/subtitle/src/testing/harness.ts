@@ -86,7 +86,8 @@ export interface ServiceHarness {
   service: SubtitleService;
   /** Every task event seen, in arrival order. */
   events: TaskEvent[];
-  submit(task: { file: string; source: Language; target: Language; mode?: SubtitleWork["mode"]; format?: SubtitleWork["subtitle_format"]; id?: string }): Promise<string>;
+  /** Publishes a task of `account` (default "alice"; "sandbox:alice" for a sandbox key's). */
+  submit(task: { file: string; source: Language; target: Language; mode?: SubtitleWork["mode"]; format?: SubtitleWork["subtitle_format"]; id?: string; account?: string }): Promise<string>;
   /** The task's completed or failed event. */
   finished(taskId: string, timeoutMs?: number): Promise<TaskEvent>;
   /** A local copy of a result blob. */
@@ -131,7 +132,7 @@ export async function startService(
       const work: SubtitleWork = {
         kind: "subtitle",
         task_id: id,
-        account_id: "alice",
+        account_id: task.account ?? "alice",
         file: task.file,
         source_language: task.source,
         target_language: task.target,
