@@ -1,4 +1,4 @@
-/** The decisions on what the contract leaves open, stated in the OpenAPI document (and the README). */
+/** The decisions on what the contract leaves open, stated in the OpenAPI document (and docs/api.md). */
 export const API_DESCRIPTION = `
 HTTP/JSON API for AI voice and language processing: audio books from text files, voice streams
 (speech to translated speech), video subtitles and speech synthesis. All bodies are JSON, except

@@ -251,7 +251,7 @@ describe("natural breaks", () => {
 });
 
 describe("defaults", () => {
-  it("match the numbers in the README", () => {
+  it("match the numbers in docs/tasks.md", () => {
     expect(DEFAULT_CUE_RULES).toMatchObject({ maxLines: 2, maxLineChars: 42, minSeconds: 5 / 6, maxSeconds: 7, maxCharsPerSecond: 17 });
     expect(DEFAULT_CUE_RULES.gapSeconds).toBeCloseTo(2 / 24, 6);
     expect(cueRulesFor("Chinese").maxLineChars).toBe(16);

@@ -1,6 +1,6 @@
 /**
  * Readable subtitle cues from timed speech, after the Netflix Timed Text Style Guide and the BBC
- * subtitle guidelines (the numbers are in CUE_RULES and the README):
+ * subtitle guidelines (the numbers are in CUE_RULES and docs/tasks.md, "Video subtitles"):
  *
  * - at most two lines per cue, about 42 characters per line (16 for Chinese, Japanese, Korean);
  * - a cue lasts 5/6 s to 7 s, longer when its text needs it to be read at the reading speed

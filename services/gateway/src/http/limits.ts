@@ -1,6 +1,6 @@
 /**
  * Bounds on what a client can make the gateway hold or echo: JSON nesting of request bodies and
- * the `input` echoed in 422 items. Documented in the README (API) and the OpenAPI description.
+ * the `input` echoed in 422 items. Documented in docs/api.md ("Hostile input") and the OpenAPI description.
  */
 
 /** Deepest nesting of arrays and objects accepted in a JSON request body. */
