@@ -11,6 +11,7 @@ import {
   escapeFilterValue,
   forceStyleString,
   planTimeline,
+  subtitlePlayResolution,
   UNTRUSTED_MEDIA_DEMUXERS,
 } from "./args.ts";
 import { MediaRequestError } from "./errors.ts";
@@ -162,6 +163,35 @@ describe("buildBurnSubtitlesArgs", () => {
     expect(() => forceStyleString({ fontName: "x,y" })).toThrow(MediaRequestError);
     expect(() => forceStyleString({ primaryColour: "white" })).toThrow(MediaRequestError);
     expect(() => forceStyleString({ fontSize: -1 })).toThrow(MediaRequestError);
+  });
+
+  it("sets the script's play resolution first, then the style, side margins included", () => {
+    expect(forceStyleString({ playResX: 288, playResY: 512, fontName: "Noto Sans", fontSize: 16, marginV: 14, marginL: 10, marginR: 10 })).toBe(
+      "PlayResX=288,PlayResY=512,FontName=Noto Sans,FontSize=16,MarginV=14,MarginL=10,MarginR=10",
+    );
+    expect(() => forceStyleString({ playResX: 288 })).toThrow("needs both a width and a height");
+    expect(() => forceStyleString({ playResX: 288.5, playResY: 512 })).toThrow("PlayResX must be a whole number");
+    expect(() => forceStyleString({ playResX: 288, playResY: 0 })).toThrow("PlayResY must be a whole number");
+    expect(() => forceStyleString({ marginL: -1 })).toThrow(MediaRequestError);
+  });
+});
+
+describe("subtitlePlayResolution", () => {
+  it("gives the frame's proportions with the shorter side 288 (landscape: ffmpeg's default height)", () => {
+    expect(subtitlePlayResolution(1280, 720)).toEqual({ playResX: 512, playResY: 288 });
+    expect(subtitlePlayResolution(640, 480)).toEqual({ playResX: 384, playResY: 288 });
+    expect(subtitlePlayResolution(720, 1280)).toEqual({ playResX: 288, playResY: 512 });
+    expect(subtitlePlayResolution(1080, 1080)).toEqual({ playResX: 288, playResY: 288 });
+    expect(subtitlePlayResolution(3840, 400)).toEqual({ playResX: 2765, playResY: 288 });
+    expect(subtitlePlayResolution(721, 1279)).toEqual({ playResX: 288, playResY: 511 });
+    expect(subtitlePlayResolution(1, 1)).toEqual({ playResX: 288, playResY: 288 });
+    expect(subtitlePlayResolution(720, 1280, 360)).toEqual({ playResX: 360, playResY: 640 });
+  });
+
+  it("refuses a size that is not a whole number of pixels", () => {
+    expect(() => subtitlePlayResolution(0, 720)).toThrow("The subtitle frame's width must be a whole number of pixels, at least 1.");
+    expect(() => subtitlePlayResolution(1280, 720.5)).toThrow(MediaRequestError);
+    expect(() => subtitlePlayResolution(1280, Number.NaN)).toThrow(MediaRequestError);
   });
 });
 

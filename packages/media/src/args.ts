@@ -576,8 +576,18 @@ export function escapeFilterValue(value: string): string {
   return optionLevel.replace(/[\\'[\],;]/g, (c) => `\\${c}`);
 }
 
-/** ASS style overrides applied to every subtitle line (libass `force_style`). */
+/**
+ * ASS overrides applied to every subtitle line (libass `force_style`): the script's play resolution
+ * and the style. Sizes and margins are in script pixels, which libass scales to the frame: font size,
+ * outline and vertical positions by frame height / `playResY`, horizontal positions and the wrap width
+ * by frame width / `playResX`. Without a play resolution an SRT is laid out on ffmpeg's default
+ * 384×288 script, so text is sized from the frame's height whatever its shape; see
+ * `subtitlePlayResolution` for one that sizes it from the shorter side.
+ */
 export interface SubtitleStyle {
+  /** Script width and height (`PlayResX`/`PlayResY`); give both, in the frame's proportions. */
+  playResX?: number;
+  playResY?: number;
   /** Font family, e.g. "Noto Sans CJK SC"; see `recommendedSubtitleFont`. */
   fontName?: string;
   fontSize?: number;
@@ -589,6 +599,9 @@ export interface SubtitleStyle {
   bold?: boolean;
   /** Vertical margin from the bottom edge, in script pixels. */
   marginV?: number;
+  /** Left and right margins, in script pixels: a line wider than the frame less these is wrapped. */
+  marginL?: number;
+  marginR?: number;
   /** ASS numpad alignment (2 = bottom centre). */
   alignment?: number;
 }
@@ -604,6 +617,16 @@ export function forceStyleString(style: SubtitleStyle): string {
     }
     fields.push(`${name}=${value}`);
   };
+  if ((style.playResX === undefined) !== (style.playResY === undefined)) {
+    throw new MediaRequestError("The subtitle play resolution needs both a width and a height.");
+  }
+  for (const [name, value] of [["PlayResX", style.playResX], ["PlayResY", style.playResY]] as const) {
+    if (value === undefined) continue;
+    if (!Number.isInteger(value) || value < 1 || value > MAX_PLAY_RES) {
+      throw new MediaRequestError(`The subtitle ${name} must be a whole number between 1 and ${MAX_PLAY_RES}.`);
+    }
+    fields.push(`${name}=${value}`);
+  }
   if (style.fontName !== undefined) {
     if (!/^[\p{L}\p{N} _-]{1,100}$/u.test(style.fontName)) {
       throw new MediaRequestError("The subtitle font name may only contain letters, digits, spaces, '-' and '_'.");
@@ -620,8 +643,33 @@ export function forceStyleString(style: SubtitleStyle): string {
   num("Shadow", style.shadow, 0, 20);
   if (style.bold !== undefined) fields.push(`Bold=${style.bold ? -1 : 0}`);
   num("MarginV", style.marginV, 0, 2000);
+  num("MarginL", style.marginL, 0, 2000);
+  num("MarginR", style.marginR, 0, 2000);
   num("Alignment", style.alignment, 1, 9);
   return fields.join(",");
+}
+
+/** Largest script side `forceStyleString` accepts. */
+const MAX_PLAY_RES = 1_000_000;
+
+/** The shorter side of the script `subtitlePlayResolution` lays subtitles out on (ffmpeg's default script is 384×288). */
+export const SUBTITLE_SCRIPT_SHORT_SIDE = 288;
+
+/**
+ * A libass play resolution in the frame's proportions whose shorter side is `shortSide` script
+ * pixels: text, outline and margins are then sized from the frame's shorter side (a 720×1280 portrait
+ * frame draws the same pixel sizes as a 1280×720 one), and the script is as wide as the frame, so the
+ * wrap width is the frame's. A landscape frame gets `shortSide` as its height, as with ffmpeg's
+ * default 384×288 script (same font size and vertical positions). Odd sizes round to the nearest
+ * whole script pixel (a 721×1279 frame: 288×511).
+ */
+export function subtitlePlayResolution(width: number, height: number, shortSide: number = SUBTITLE_SCRIPT_SHORT_SIDE): { playResX: number; playResY: number } {
+  for (const [what, value] of [["frame's width", width], ["frame's height", height], ["script's shorter side", shortSide]] as const) {
+    if (!Number.isInteger(value) || value < 1) throw new MediaRequestError(`The subtitle ${what} must be a whole number of pixels, at least 1.`);
+  }
+  const short = Math.min(width, height);
+  const scale = (side: number) => Math.min(MAX_PLAY_RES, Math.max(1, Math.round((side * shortSide) / short)));
+  return { playResX: scale(width), playResY: scale(height) };
 }
 
 export interface BurnSubtitlesArgs {

@@ -3,7 +3,7 @@ import { silentLogger } from "@voiceloc/log";
 import { makeToneWav, tempDir } from "@voiceloc/testing";
 import { describe, expect, it } from "vitest";
 import { MediaProbeError } from "./errors.ts";
-import { parseProbeJson } from "./probe.ts";
+import { parseProbeJson, uprightFrameSize } from "./probe.ts";
 import { resolveFfmpeg } from "./resolve.ts";
 import { createMediaToolkit } from "./toolkit.ts";
 
@@ -37,6 +37,24 @@ describe("parseProbeJson", () => {
     expect(parseProbeJson({ streams: "nope" })).toEqual({ durationSeconds: undefined, format: "unknown" });
     expect(() => parseProbeJson("[]")).toThrow(MediaProbeError);
     expect(() => parseProbeJson(null)).toThrow(MediaProbeError);
+  });
+
+  it("reads a quarter-turn display rotation (display matrix or old rotate tag); the upright frame swaps its sides", () => {
+    const video = (stream: Record<string, unknown>) => parseProbeJson({ format: { duration: "1" }, streams: [{ codec_type: "video", codec_name: "h264", width: 1280, height: 720, ...stream }] }).video;
+    const matrix = (rotation: unknown) => ({ side_data_list: [{ side_data_type: "Display Matrix", displaymatrix: "…", rotation }] });
+    expect(video(matrix(-90))).toEqual({ codec: "h264", width: 1280, height: 720, rotation: 270 });
+    expect(video(matrix(90))?.rotation).toBe(90);
+    expect(video(matrix(180))?.rotation).toBe(180);
+    expect(video(matrix(-180))?.rotation).toBe(180);
+    expect(video({ tags: { rotate: "90" } })?.rotation).toBe(90);
+    // Upright, not a quarter turn, or unreadable: no rotation.
+    for (const stream of [matrix(0), matrix(45), matrix("sideways"), { side_data_list: "x" }, { tags: { rotate: "N/A" } }, {}]) {
+      expect(video(stream)).toEqual({ codec: "h264", width: 1280, height: 720 });
+    }
+    expect(uprightFrameSize({ width: 1280, height: 720, rotation: 90 })).toEqual({ width: 720, height: 1280 });
+    expect(uprightFrameSize({ width: 1280, height: 720, rotation: 270 })).toEqual({ width: 720, height: 1280 });
+    expect(uprightFrameSize({ width: 1280, height: 720, rotation: 180 })).toEqual({ width: 1280, height: 720 });
+    expect(uprightFrameSize({ width: 1280, height: 720 })).toEqual({ width: 1280, height: 720 });
   });
 });
 

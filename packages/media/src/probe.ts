@@ -14,11 +14,26 @@ export interface AudioStreamInfo {
 export interface VideoStreamInfo {
   codec: string;
   /**
-   * The size the headers state, 0 when unknown (a decoder that refused a picture over the pixel limit
-   * leaves it unknown). Headers lie: the decoded size is `MediaToolkit.firstFrame`'s.
+   * The stored picture's size as the headers state it, 0 when unknown (a decoder that refused a
+   * picture over the pixel limit leaves it unknown). Headers lie: the decoded size is
+   * `MediaToolkit.firstFrame`'s; see `uprightFrameSize` for the frames filters and players see.
    */
   width: number;
   height: number;
+  /**
+   * The quarter turn the file asks players to show the picture at: the display matrix's angle as
+   * ffprobe states it (or an old `rotate` tag's), in degrees, 90, 180 or 270; absent when upright.
+   * Phones store portrait video this way. Only whether the sides swap is used here.
+   */
+  rotation?: 90 | 180 | 270;
+}
+
+/**
+ * The size of the decoded frames after ffmpeg turns them upright (it applies the display rotation
+ * before any filter, unless told not to): width and height swapped for a quarter turn.
+ */
+export function uprightFrameSize(video: Pick<VideoStreamInfo, "width" | "height" | "rotation">): { width: number; height: number } {
+  return video.rotation === 90 || video.rotation === 270 ? { width: video.height, height: video.width } : { width: video.width, height: video.height };
 }
 
 export interface MediaInfo {
@@ -47,6 +62,23 @@ function str(value: unknown): string | undefined {
 function num(value: unknown): number | undefined {
   const n = typeof value === "number" ? value : typeof value === "string" && value.trim() !== "" ? Number(value) : Number.NaN;
   return Number.isFinite(n) ? n : undefined;
+}
+
+/**
+ * The display rotation of a video stream (the display matrix's, else an old `rotate` tag) as 90, 180
+ * or 270 degrees; undefined when upright or not within a degree of a quarter turn (ffmpeg then keeps
+ * the frame's size).
+ */
+function rotationOf(stream: Json): 90 | 180 | 270 | undefined {
+  const sideData = Array.isArray(stream.side_data_list) ? stream.side_data_list.filter(isObject) : [];
+  const matrix = sideData.find((d) => d.side_data_type === "Display Matrix");
+  const tags = isObject(stream.tags) ? stream.tags : {};
+  const degrees = num(matrix?.rotation) ?? num(tags.rotate);
+  if (degrees === undefined) return undefined;
+  const turned = ((degrees % 360) + 360) % 360;
+  const quarter = Math.round(turned / 90) * 90;
+  if (Math.abs(turned - quarter) > 1) return undefined;
+  return quarter === 90 || quarter === 180 || quarter === 270 ? quarter : undefined;
 }
 
 function positiveInt(value: unknown): number | undefined {
@@ -80,6 +112,8 @@ export function parseProbeJson(json: unknown): Omit<MediaInfo, "durationSeconds"
     } else if (type === "video" && info.video === undefined && num(disposition.attached_pic) !== 1) {
       // 0×0 when the size is unknown: not stated, or its decoder refused a picture over `-max_pixels`.
       info.video = { codec: str(stream.codec_name) ?? "unknown", width: positiveInt(stream.width) ?? 0, height: positiveInt(stream.height) ?? 0 };
+      const rotation = rotationOf(stream);
+      if (rotation !== undefined) info.video.rotation = rotation;
       if (duration === undefined) duration = num(stream.duration);
     }
   }

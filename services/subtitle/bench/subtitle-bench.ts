@@ -13,6 +13,7 @@ import { buildBurnInArgs, buildCappedSpeechWavArgs, buildSoftSubtitleTrackArgs }
 import { tempDir } from "@voiceloc/testing";
 import { buildCues } from "../src/cues.ts";
 import { writeSrt } from "../src/formats.ts";
+import { burnInLayout } from "../src/layout.ts";
 import { DEFAULT_SUBTITLE_MAX_SECONDS } from "../src/pipeline.ts";
 import { createStack, makeSpokenVideo, startService } from "../src/testing/harness.ts";
 
@@ -45,13 +46,14 @@ async function main(): Promise<void> {
       const wav = join(dir.path, "hand.wav");
       await stack.media.run(buildCappedSpeechWavArgs({ input: video.path, output: wav, maxSeconds: maxSeconds + 1 }));
       const transcript = await stack.stt.transcribe({ path: wav, language: "English" });
-      const cues = buildCues(transcript.segments, { language: "English", mediaSeconds: SECONDS });
+      const layout = burnInLayout({ width: 640, height: 360 }, "English");
+      const cues = buildCues(transcript.segments, { language: "English", mediaSeconds: SECONDS, ...(mode === "burn_in" ? { rules: layout.rules } : {}) });
       const srt = join(dir.path, "hand.srt");
       await writeFile(srt, writeSrt(cues), "utf8");
       const out = join(dir.path, "hand.mp4");
       await stack.media.run(
         mode === "burn_in"
-          ? buildBurnInArgs({ video: video.path, subtitles: srt, output: out, style: { fontName: "Noto Sans", fontSize: 16, outline: 1, shadow: 0, marginV: 14 }, preset: "veryfast" })
+          ? buildBurnInArgs({ video: video.path, subtitles: srt, output: out, style: layout.style, preset: "veryfast" })
           : buildSoftSubtitleTrackArgs({ video: video.path, subtitles: srt, output: out, language: "eng" }),
       );
       return performance.now() - t0;

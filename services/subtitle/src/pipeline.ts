@@ -25,13 +25,13 @@ import {
   MediaError,
   MP4_COPYABLE_AUDIO_CODECS,
   MP4_COPYABLE_VIDEO_CODECS,
+  uprightFrameSize,
   videoContainerFor,
   videoExtension,
   withTempOutput,
   type DecodedFrameSize,
   type MediaInfo,
   type MediaToolkit,
-  type SubtitleStyle,
 } from "@voiceloc/media";
 import {
   TaskInputError,
@@ -46,7 +46,8 @@ import { z } from "zod";
 import { buildCues, type CueSegment } from "./cues.ts";
 import { NO_SPEECH_MESSAGE, notVideo, PICTURE_NOT_IN_MP4, pictureTooLarge, tooLong, videoFailure } from "./errors.ts";
 import { SUBTITLE_CONTENT_TYPES, writeSrt, writeSubtitles } from "./formats.ts";
-import { ISO_639_2, SUBTITLE_FONTS } from "./languages.ts";
+import { ISO_639_2 } from "./languages.ts";
+import { burnInLayout, type BurnInLayout } from "./layout.ts";
 
 /** Where inputs may come from (passed to fetchToFile). */
 export type SubtitleFetchSettings = Pick<FetchOptions, "mediaRoot" | "mediaRootScope" | "allowPrivateHosts" | "maxBytes" | "timeoutMs" | "s3" | "gs" | "ca">;
@@ -59,7 +60,10 @@ export interface BurnInSettings {
   crf?: number;
   /** x264 preset, default "veryfast". */
   preset?: "ultrafast" | "superfast" | "veryfast" | "faster" | "fast" | "medium";
-  /** Font size in libass script pixels (the script is 288 pixels high, scaled to the video). Default 16. */
+  /**
+   * Font size in libass script pixels (the script's shorter side is 288 pixels, scaled to the video's
+   * shorter side). Default 16. See `burnInLayout`.
+   */
   fontSize?: number;
 }
 
@@ -334,7 +338,22 @@ export function createSubtitleHandler(deps: SubtitlePipelineDeps): TaskHandler<S
     return transcript.segments.map((s, i) => ({ start: s.start, end: s.end, text: translated[i] ?? "" }));
   }
 
-  async function render(task: SubtitleWork, ctx: TaskContext, input: Input, srtPath: string, decodedSeconds: number): Promise<{ key: string; container: string }> {
+  /** The burned cues' style and line length for the video's upright frame (its decoded size, turned as players show it). */
+  function layoutFor(task: SubtitleWork, input: Input): BurnInLayout {
+    const video = input.info.video;
+    if (video === undefined) throw notVideo("it has no picture (video track).");
+    const frame = uprightFrameSize({ ...input.picture, ...(video.rotation === undefined ? {} : { rotation: video.rotation }) });
+    return burnInLayout(frame, task.target_language, deps.burnIn?.fontSize);
+  }
+
+  async function render(
+    task: SubtitleWork,
+    ctx: TaskContext,
+    input: Input,
+    srtPath: string,
+    layout: BurnInLayout | undefined,
+    decodedSeconds: number,
+  ): Promise<{ key: string; container: string }> {
     const target = task.target_language;
     const audioCodec = input.info.audio?.codec;
     const progress = (fraction: number | undefined) => {
@@ -345,7 +364,7 @@ export function createSubtitleHandler(deps: SubtitlePipelineDeps): TaskHandler<S
     let container: "mp4" | "matroska";
     if (task.mode === "burn_in") {
       container = videoContainerFor(audioCodec);
-      const style: SubtitleStyle = { fontName: SUBTITLE_FONTS[target], fontSize: deps.burnIn?.fontSize ?? 16, outline: 1, shadow: 0, marginV: 14 };
+      const style = (layout ?? layoutFor(task, input)).style;
       args = (output) => buildBurnInArgs({
         video: input.path,
         subtitles: srtPath,
@@ -413,8 +432,11 @@ export function createSubtitleHandler(deps: SubtitlePipelineDeps): TaskHandler<S
     const segments = await translate(transcript, task, ctx);
     ctx.progress(P.translated, "building the cues");
 
-    ctx.logger.info({ stage: "cues" }, "subtitle stage");
-    const cues = buildCues(segments, { language: target, mediaSeconds: transcript.mediaSeconds });
+    // Burned lines must fit the frame's width, so a burn-in task needs the video's size first.
+    if (task.mode === "burn_in") input ??= await fetchInput(task, ctx);
+    const layout = task.mode === "burn_in" && input !== undefined ? layoutFor(task, input) : undefined;
+    ctx.logger.info({ stage: "cues", maxLineChars: layout?.rules.maxLineChars }, "subtitle stage");
+    const cues = buildCues(segments, { language: target, mediaSeconds: transcript.mediaSeconds, ...(layout === undefined ? {} : { rules: layout.rules }) });
     if (cues.length === 0) throw new TaskInputError(NO_SPEECH_MESSAGE);
     const subtitleText = writeSubtitles(task.subtitle_format, cues);
     const subtitleKey = ctx.resultKey(task.subtitle_format);
@@ -425,7 +447,7 @@ export function createSubtitleHandler(deps: SubtitlePipelineDeps): TaskHandler<S
 
     input ??= await fetchInput(task, ctx);
     ctx.logger.info({ stage: "render", mode: task.mode }, "subtitle stage");
-    const { key, container } = await render(task, ctx, input, srtPath, transcript.mediaSeconds);
+    const { key, container } = await render(task, ctx, input, srtPath, layout, transcript.mediaSeconds);
     ctx.logger.info({ key, subtitleKey, cues: cues.length, mode: task.mode, container }, "subtitles written");
     return { resultKey: key, subtitleKey };
   };

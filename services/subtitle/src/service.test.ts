@@ -8,15 +8,19 @@ import { GLOBAL_ARGS, inputArgs, runProcess, UNTRUSTED_MEDIA_DEMUXERS } from "@v
 import { freePort, makeHugeFrameVideo, makeTestVideo, tempDir, withClaimedMp4Duration, withClaimedMp4PictureSize } from "@voiceloc/testing";
 import { checkpointKey, SEQ_DELIVERY_SPAN } from "@voiceloc/worker";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { textLength } from "./cues.ts";
 import { parseSubtitles } from "./formats.ts";
 import { SUBTITLE_FONTS } from "./languages.ts";
+import { burnInLayout } from "./layout.ts";
 import {
   createStack,
   grayFrame,
+  makeDarkVideo,
   makeSpokenVideo,
   meanDifference,
   missingGlyphs,
   startService,
+  textRows,
   type ServiceHarness,
   type SpokenVideo,
   type Stack,
@@ -214,6 +218,41 @@ describe("subtitle service (in-process bus)", () => {
     const cues = parseSubtitles(await readFile(await h.download(end.subtitle_key as string), "utf8"));
     expect(words(cues.flatMap((c) => c.lines).join(" "))).toEqual(expect.arrayContaining(["weather", "coffee"]));
     expect(words(cues.flatMap((c) => c.lines).join(" "))).not.toContain("morning");
+  });
+
+  describe("a portrait phone video (stored 1280×720, turned upright by its display matrix)", () => {
+    const SENTENCE = "And watch the birds fly over the water near the old bridge in the cold morning light.";
+    let seconds: number;
+
+    beforeAll(async () => {
+      const spoken = await makeSpokenVideo(stack.media, root.path, "bridge.mp4", { sentences: [SENTENCE] });
+      seconds = spoken.durationSeconds;
+      await makeDarkVideo(stack.media, join(root.path, "phone.mp4"), { size: "1280x720", seconds, soundFrom: spoken.speechPath, rotation: 90 });
+    });
+
+    it("burn_in draws every cue in at most two lines, as many as the cue has, within 12 % of the upright frame's height", async () => {
+      expect((await stack.media.probe(join(root.path, "phone.mp4"))).video).toMatchObject({ width: 1280, height: 720, rotation: 90 });
+      const id = await h.submit({ file: "phone.mp4", source: "English", target: "English", mode: "burn_in", format: "srt" });
+      const { end } = await completed(id);
+      const cues = parseSubtitles(await readFile(await h.download(end.subtitle_key as string), "utf8"));
+      // A long sentence was heard (long enough to need two lines of a landscape frame's cues).
+      expect(cues.flatMap((c) => c.lines).join(" ").length).toBeGreaterThanOrEqual(50);
+      const fits = burnInLayout({ width: 720, height: 1280 }, "English").rules.maxLineChars;
+      for (const line of cues.flatMap((c) => c.lines)) expect(textLength(line), line).toBeLessThanOrEqual(fits);
+
+      const burned = await h.download(end.result_key as string);
+      const info = await stack.media.probe(burned);
+      expect(info.video).toMatchObject({ width: 720, height: 1280 });
+      expect(info.video?.rotation).toBeUndefined();
+      for (const cue of cues) {
+        const frame = await grayFrame(stack.media, burned, (cue.start + cue.end) / 2);
+        const { runs, band } = textRows(frame);
+        const seen = `${JSON.stringify(cue.lines)}: text rows ${JSON.stringify(runs)}, band ${band} of ${frame.height}`;
+        expect(cue.lines.length, seen).toBeLessThanOrEqual(2);
+        expect(runs.length, seen).toBe(cue.lines.length);
+        expect(band / frame.height, seen).toBeLessThanOrEqual(0.12);
+      }
+    });
   });
 
   describe("a Theora + Vorbis video (codecs MP4 cannot carry)", () => {

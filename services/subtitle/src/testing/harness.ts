@@ -7,7 +7,18 @@ import { createInProcessBus, type Bus } from "@voiceloc/bus";
 import { SUBJECTS, TaskEventSchema, WORK_QUEUES, type Language, type SubtitleWork, type TaskEvent } from "@voiceloc/contracts";
 import { createApertiumEngine, createMtRegistry, createPocketsphinxEngine, createSttRegistry, type MtRegistry, type SttRegistry } from "@voiceloc/engines";
 import { silentLogger, type Logger } from "@voiceloc/log";
-import { buildBurnInArgs, createMediaToolkit, GLOBAL_ARGS, inputArgs, resolveFfmpeg, runProcess, UNTRUSTED_MEDIA_DEMUXERS, WAV_DEMUXERS, type MediaToolkit } from "@voiceloc/media";
+import {
+  buildBurnInArgs,
+  createMediaToolkit,
+  GLOBAL_ARGS,
+  inputArgs,
+  resolveFfmpeg,
+  runProcess,
+  UNTRUSTED_MEDIA_DEMUXERS,
+  uprightFrameSize,
+  WAV_DEMUXERS,
+  type MediaToolkit,
+} from "@voiceloc/media";
 import { makeSpeechWav, makeTestVideo, tempDir } from "@voiceloc/testing";
 import { writeSrt } from "../formats.ts";
 import { createSubtitleService, type SubtitleService, type SubtitleServiceOptions } from "../service.ts";
@@ -168,8 +179,8 @@ export async function startService(
 /** One frame at `seconds` as 8-bit grey pixels (row by row), with its size. */
 export async function grayFrame(media: MediaToolkit, path: string, seconds: number): Promise<{ width: number; height: number; pixels: Buffer }> {
   const info = await media.probe(path);
-  const width = info.video?.width ?? 0;
-  const height = info.video?.height ?? 0;
+  // ffmpeg decodes a turned picture upright.
+  const { width, height } = info.video === undefined ? { width: 0, height: 0 } : uprightFrameSize(info.video);
   const result = await runProcess(
     media.binaries.ffmpeg,
     [...GLOBAL_ARGS, "-loglevel", "error", "-ss", seconds.toFixed(3), ...inputArgs(path, UNTRUSTED_MEDIA_DEMUXERS), "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "gray", "pipe:1"],
@@ -204,4 +215,51 @@ export async function missingGlyphs(tools: MediaToolkit, workDir: string, videoP
     const match = /Glyph (0x[0-9A-Fa-f]+) not found/.exec(line);
     return match?.[1] === undefined ? [] : [match[1].toUpperCase()];
   });
+}
+
+/**
+ * A video of one dark grey (H.264, 10 fps) of `size` ("WxH"), with a 330 Hz tone or the given sound.
+ * `rotation` stores it as phones store portrait video: the picture as it is, plus a display matrix
+ * asking players (and ffmpeg, which turns decoded frames upright) to turn it.
+ */
+export async function makeDarkVideo(
+  media: MediaToolkit,
+  path: string,
+  options: { size: string; seconds: number; soundFrom?: string; rotation?: 90 | 270 },
+): Promise<string> {
+  const plain = options.rotation === undefined ? path : `${path}.upright.mp4`;
+  const sound = options.soundFrom === undefined ? ["-f", "lavfi", "-i", `sine=frequency=330:sample_rate=48000:duration=${options.seconds}`] : inputArgs(options.soundFrom, WAV_DEMUXERS);
+  await media.run([
+    ...GLOBAL_ARGS,
+    "-f", "lavfi", "-i", `color=c=0x202020:size=${options.size}:rate=10:duration=${options.seconds}`,
+    ...sound,
+    "-map", "0:v:0", "-map", "1:a:0", "-af", `apad,atrim=end=${options.seconds}`,
+    "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac", "-b:a", "64k",
+    "-t", String(options.seconds), "-f", "mp4", "-y", plain,
+  ]);
+  if (options.rotation !== undefined) {
+    // ffmpeg 5 writes a display matrix for a `rotate` tag when it copies a stream into MP4.
+    await media.run([
+      ...GLOBAL_ARGS, ...inputArgs(plain, UNTRUSTED_MEDIA_DEMUXERS),
+      "-map", "0", "-c", "copy", "-metadata:s:v:0", `rotate=${options.rotation}`, "-f", "mp4", "-y", path,
+    ]);
+  }
+  return path;
+}
+
+/** Rows of a grey frame holding subtitle text (a pixel brighter than `threshold`), as runs [from, to). */
+export function textRows(frame: { width: number; height: number; pixels: Buffer }, threshold = 128): { runs: [number, number][]; band: number } {
+  const runs: [number, number][] = [];
+  let from: number | undefined;
+  for (let y = 0; y <= frame.height; y++) {
+    let bright = false;
+    for (let x = 0; y < frame.height && x < frame.width && !bright; x++) bright = (frame.pixels[y * frame.width + x] ?? 0) > threshold;
+    if (bright && from === undefined) from = y;
+    if (!bright && from !== undefined) {
+      runs.push([from, y]);
+      from = undefined;
+    }
+  }
+  const band = runs.length === 0 ? 0 : (runs.at(-1)?.[1] ?? 0) - (runs[0]?.[0] ?? 0);
+  return { runs, band };
 }
