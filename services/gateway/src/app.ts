@@ -181,7 +181,7 @@ export function createApp(deps: GatewayDeps): GatewayApp {
   app.openAPIRegistry.registerComponent("securitySchemes", "HTTPBearer", {
     type: "http",
     scheme: "bearer",
-    description: "An API key, or an access token (JWT, HS256/RS256/ES256) whose `sub` is the account.",
+    description: "An API key, or an access token (JWT, HS256/RS256/ES256) whose `sub` is the account (its live space: a `sandbox:…` sub is refused).",
   });
 
   registerAudioBooks(app, deps);
