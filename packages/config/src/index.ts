@@ -269,8 +269,10 @@ export const EnvSchema = z
     LOGIN_MAX_FAILURES_PER_ACCOUNT: z.coerce.number().int().min(1).max(10_000).default(5),
     /** Failed sign-ins one client address may have within LOGIN_WINDOW_SECONDS (any accounts). */
     LOGIN_MAX_FAILURES_PER_ADDRESS: z.coerce.number().int().min(1).max(100_000).default(20),
-    /** The sliding window of the sign-in throttle (default 15 minutes). */
+    /** The sliding window of the sign-in and sign-up throttles (default 15 minutes). */
     LOGIN_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(900),
+    /** Sign-ups (SIGNUP=open) one client address may send within LOGIN_WINDOW_SECONDS; then 429 until the oldest leaves the window. */
+    SIGNUP_MAX_PER_ADDRESS: z.coerce.number().int().min(1).max(100_000).default(25),
     /** `true`: the client address for the sign-in throttle is the first X-Forwarded-For entry (only behind a proxy that sets it). */
     TRUST_PROXY: z.enum(["true", "false"]).default("false"),
     /** How long a password reset link printed by `pnpm accounts reset-link` works (default 1 hour). */
@@ -375,6 +377,7 @@ export const EnvSchema = z
         loginMaxFailuresPerAccount: env.LOGIN_MAX_FAILURES_PER_ACCOUNT,
         loginMaxFailuresPerAddress: env.LOGIN_MAX_FAILURES_PER_ADDRESS,
         loginWindowSeconds: env.LOGIN_WINDOW_SECONDS,
+        signupMaxPerAddress: env.SIGNUP_MAX_PER_ADDRESS,
         trustProxy: env.TRUST_PROXY === "true",
         resetLinkTtlSeconds: env.RESET_LINK_TTL_SECONDS,
       },

@@ -6,7 +6,8 @@ import { requestLineWriter, type Logger } from "@voiceloc/log";
 import type { Store } from "@voiceloc/store";
 import type { Authenticator } from "./auth/authenticator.ts";
 import { METHODS_WITH_BODY, parseJson, limitBody } from "./http/body.ts";
-import { applyHeaderFields, headerFields, requestHeader, requestIdOf, respond } from "./http/respond.ts";
+import { applyHeaderFields, headerFields, requestHeader, requestIdOf, respond, respondText } from "./http/respond.ts";
+import { CLIENT_CLOSED_REQUEST, clientClosedRequest } from "./http/client-closed.ts";
 import { requestLog, type GatewayApp, type GatewayEnv } from "./http/context.ts";
 import { HttpProblem, TooManyRequestsError, ValueError422 } from "./http/errors.ts";
 import { boundedItems } from "./http/limits.ts";
@@ -126,6 +127,11 @@ export function createApp(deps: GatewayDeps): GatewayApp {
     applyHeaderFields(c);
     const ms = Math.round((performance.now() - started) * 10) / 10;
     const status = c.res.status;
+    if (status === CLIENT_CLOSED_REQUEST) {
+      // not a server error, and the one line of a request its client abandoned (no stack)
+      requestLog(c, deps.logger).info({ method: c.req.method, path: c.req.path, status, ms, account: c.get("principal")?.accountId }, "client closed the request");
+      return;
+    }
     requestLine({ requestId: id, method: c.req.method, path: c.req.path, status, ms, account: c.get("principal")?.accountId });
   });
 
@@ -181,7 +187,7 @@ export function createApp(deps: GatewayDeps): GatewayApp {
   app.openAPIRegistry.registerComponent("securitySchemes", "HTTPBearer", {
     type: "http",
     scheme: "bearer",
-    description: "An API key, or an access token (JWT, HS256/RS256/ES256) whose `sub` is the account.",
+    description: "An API key, or an access token (JWT, HS256/RS256/ES256) whose `sub` is the account (its live space: a `sandbox:…` sub is refused).",
   });
 
   registerAudioBooks(app, deps);
@@ -263,6 +269,9 @@ export function createApp(deps: GatewayDeps): GatewayApp {
 }
 
 function errorResponse(error: Error, c: Context<GatewayEnv>, log: Logger): Response {
+  // The client closed the connection before its request arrived whole: nobody reads an answer, and
+  // nothing was kept (each route stores only what it read completely). Counted as 499, not as a 5xx.
+  if (clientClosedRequest(c, error)) return respondText(c, CLIENT_CLOSED_REQUEST, JSON.stringify({ detail: "Client closed the request" }));
   if (error instanceof ValueError422) {
     return respond(c, 422, { detail: boundedItems(error.items) });
   }

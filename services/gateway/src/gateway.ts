@@ -27,6 +27,7 @@ import { withFastRecordReads } from "./http/fast-read.ts";
 import { AccountRepository } from "./accounts/accounts.ts";
 import { SessionStore } from "./accounts/sessions.ts";
 import { LoginThrottle } from "./accounts/throttle.ts";
+import { AccountNotices } from "./accounts/notices.ts";
 import { PasswordResets } from "./accounts/resets.ts";
 import { RecordEvents } from "./http/sse.ts";
 import { presentAudioBook, presentSubtitle, presentVoiceStream, type TaskKind } from "./records/kinds.ts";
@@ -220,7 +221,9 @@ export async function createGateway(options: GatewayOptions): Promise<GatewaySer
         perAccount: config.accounts.loginMaxFailuresPerAccount,
         perAddress: config.accounts.loginMaxFailuresPerAddress,
         windowSeconds: config.accounts.loginWindowSeconds,
+        signupsPerAddress: config.accounts.signupMaxPerAddress,
       }),
+      notices: await AccountNotices.open(store),
       resets: await PasswordResets.open(store),
       keys,
       signup: config.accounts.signup === "open",

@@ -11,7 +11,10 @@ HS256 with the server's secret, or RS256/ES256 with a key from the configured JW
 required unless the operator turned that off, \`exp\` and \`nbf\` are enforced and \`sub\` names the
 account). This includes \`POST /v1/videos/subtitle\`. Missing or wrong credentials → **401**
 \`{"detail": "…"}\` with a constant \`WWW-Authenticate: Bearer realm="voiceloc"\` (plus
-\`error="invalid_token"\` for a bad credential); the reason is only in \`detail\`.
+\`error="invalid_token"\` for a bad credential); the reason is only in \`detail\`. An access token
+always acts in its account's live space: the sandbox space is reached with a sandbox key (\`vl_test_…\`)
+only, so a token whose \`sub\` starts with \`sandbox:\` is a **401**, as is one whose \`sub\` is empty,
+longer than 255 characters or holds control characters.
 
 ## Records and tasks
 Creating an audio book, a voice stream or a subtitle job stores the record and starts its task.

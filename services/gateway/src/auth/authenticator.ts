@@ -1,6 +1,6 @@
 import { createRemoteJWKSet, decodeProtectedHeader, errors as joseErrors, jwtVerify, type JWTPayload } from "jose";
 import type { Logger } from "@voiceloc/log";
-import { sandboxOwner } from "@voiceloc/contracts";
+import { isSandboxOwner, sandboxOwner } from "@voiceloc/contracts";
 import { ForbiddenError, UnauthorizedError } from "../http/errors.ts";
 import type { ApiKeyRepository } from "./api-keys.ts";
 
@@ -60,8 +60,8 @@ function presentedCredential(headers: CredentialHeaders): PresentedCredential {
  * Resolves the caller from `API-KEY: <key>` or `Authorization: Bearer <key or JWT>`.
  * A bearer value shaped like a JWT is verified as an access token (HS256 with
  * JWT_SECRET, RS256/ES256 through JWKS_URL; `exp` required unless JWT_REQUIRE_EXP=false,
- * `exp`/`nbf` enforced; `sub` is the
- * account); anything else is looked up as an API key.
+ * `exp`/`nbf` enforced; `sub` is the account's live space, see {@link subjectProblem}); anything else
+ * is looked up as an API key.
  */
 export class Authenticator {
   private readonly secretKey: Uint8Array | undefined;
@@ -165,11 +165,31 @@ export class Authenticator {
       if (error instanceof UnauthorizedError) throw error;
       throw new UnauthorizedError(describeJwtError(error, this.logger), "invalid_token");
     }
-    if (typeof payload.sub !== "string" || payload.sub.length === 0 || payload.sub.length > 128) {
-      throw new UnauthorizedError("Invalid access token: the 'sub' claim (the account) is missing", "invalid_token");
-    }
-    return { accountId: payload.sub, via: "access_token", mode: "live" };
+    const problem = subjectProblem(payload.sub);
+    if (problem !== null) throw new UnauthorizedError(`Invalid access token: ${problem}`, "invalid_token");
+    return { accountId: payload.sub as string, via: "access_token", mode: "live" };
   }
+}
+
+/** OpenID Connect Core 1.0, section 2: `sub` "MUST NOT exceed 255 ASCII characters in length". */
+export const MAX_SUBJECT_LENGTH = 255;
+
+/** Control characters (C0, DEL, C1), lone surrogates, line and paragraph separators. */
+const UNPRINTABLE = /[\p{Cc}\p{Cs}\p{Zl}\p{Zp}]/u;
+
+/**
+ * Why an access token's `sub` cannot be the account it acts for, or null when it can. An access token
+ * acts in the live space of the account its `sub` names: the sandbox space (`sandbox:<account>`) is
+ * reached with a sandbox API key only, so a `sub` naming it is refused (it would read that space's
+ * records with live limits). So is a `sub` no identity provider issues as an account: empty or blank,
+ * longer than OpenID Connect allows, with control characters or broken Unicode.
+ */
+export function subjectProblem(sub: unknown): string | null {
+  if (typeof sub !== "string" || sub.trim().length === 0) return "the 'sub' claim (the account) is missing";
+  if (sub.length > MAX_SUBJECT_LENGTH) return `the 'sub' claim (the account) is longer than ${MAX_SUBJECT_LENGTH} characters`;
+  if (UNPRINTABLE.test(sub)) return "the 'sub' claim (the account) holds control characters or broken Unicode";
+  if (isSandboxOwner(sub)) return "the 'sub' claim names a sandbox space ('sandbox:…'), which only sandbox API keys (vl_test_…) reach";
+  return null;
 }
 
 function describeJwtError(error: unknown, logger: Logger): string {

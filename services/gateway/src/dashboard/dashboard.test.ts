@@ -277,17 +277,136 @@ describe("API keys on the dashboard, sandbox and live", () => {
     expect(detail[0]?.loc).toEqual(["body", "text"]);
     expect(detail[0]?.msg).toContain("SANDBOX_MAX_SPEECH_CHARACTERS");
   });
+});
 
-  it("creates an account on the sign-up page when SIGNUP=open", async () => {
-    const client = new DashboardClient(t);
+describe("sign-up (SIGNUP=open)", () => {
+  let t: TestGateway;
+  beforeAll(async () => {
+    t = await startTestGateway({ SIGNUP: "open", TRUST_PROXY: "true" });
+    await createAccount(t, "frank@example.com");
+  });
+  afterAll(async () => t.close());
+  afterEach(() => vi.useRealTimers());
+
+  const from = (address: string) => new DashboardClient(t, { "X-Forwarded-For": address });
+  /** Signs up from a fresh anonymous session (the sign-up page's CSRF token). */
+  const signUp = (address: string, email: string, password = PASSWORD, confirm = password) => {
+    const client = from(address);
+    return client.submit("/dashboard/signup", "/dashboard/signup", { email, password, confirm }).then((res) => ({ client, res }));
+  };
+  /** Everything a response tells but the fields that differ on every response anyway. */
+  const shape = async (client: DashboardClient, res: Response) => ({
+    status: res.status,
+    location: res.headers.get("location"),
+    headers: [...res.headers.keys()].filter((name) => name !== "x-request-id" && name !== "date").sort(),
+    cookies: client.lastSetCookies.map((line) => line.replace(/=[^;]*/, "=…")),
+    body: await res.text(),
+  });
+
+  it("refuses a form it cannot take, in plain words", async () => {
+    const client = from("198.51.100.1");
     const page = await client.get("/dashboard/signup");
     expect(page.status).toBe(200);
     const csrf = csrfOf(await page.text());
-    expect((await client.post("/dashboard/signup", { csrf, email: "gina@example.com", password: PASSWORD, confirm: "different!!" })).status).toBe(422);
-    expect((await client.post("/dashboard/signup", { csrf, email: "frank@example.com", password: PASSWORD, confirm: PASSWORD })).status).toBe(422);
-    const made = await client.post("/dashboard/signup", { csrf, email: "Gina@Example.com", password: PASSWORD, confirm: PASSWORD });
-    expect(made.status).toBe(303);
-    expect(await (await client.get("/dashboard/keys")).text()).toContain("gina@example.com");
+    const differ = await client.post("/dashboard/signup", { csrf, email: "gina@example.com", password: PASSWORD, confirm: "different!!" });
+    expect(differ.status).toBe(422);
+    expect(await differ.text()).toContain("The two passwords differ.");
+    const short = await client.post("/dashboard/signup", { csrf, email: "gina@example.com", password: "short", confirm: "short" });
+    expect(short.status).toBe(422);
+    expect(await short.text()).toContain("at least 10 characters");
+    const noEmail = await client.post("/dashboard/signup", { csrf, email: "gina", password: PASSWORD, confirm: PASSWORD });
+    expect(noEmail.status).toBe(422);
+    expect(await noEmail.text()).toContain("Enter an email address");
+  });
+
+  it("answers an existing email exactly like a new one, and signs neither in", async () => {
+    const made = await signUp("198.51.100.2", "Gina@Example.com", "gina's long password");
+    const taken = await signUp("198.51.100.3", "frank@example.com", "someone else's password");
+    const madeShape = await shape(made.client, made.res);
+    expect(madeShape).toEqual(await shape(taken.client, taken.res));
+    expect(madeShape).toMatchObject({ status: 303, location: "/dashboard/login?signed_up=1", cookies: [] });
+
+    // both land on the sign-in page with the same words, still signed out
+    for (const { client } of [made, taken]) {
+      const landing = await client.get("/dashboard/login?signed_up=1");
+      expect(landing.status).toBe(200);
+      const text = await landing.text();
+      expect(text).toContain("If this email address had no account, it has one now: sign in with the password you chose.");
+      expect(text).not.toContain("exists");
+      expect((await client.get("/dashboard/keys")).headers.get("location")).toBe("/dashboard/login");
+    }
+    // the new account is made; the existing one is unchanged
+    expect((await from("198.51.100.4").signIn("gina@example.com", "gina's long password")).status).toBe(303);
+    expect((await from("198.51.100.4").signIn("frank@example.com", "someone else's password")).status).toBe(401);
+    expect((await from("198.51.100.4").signIn("frank@example.com", PASSWORD)).status).toBe(303);
+  });
+
+  it("tells the existing account once, at its next visit, and no other account", async () => {
+    await createAccount(t, "hal@example.com");
+    const attempt = await signUp("198.51.100.5", "hal@example.com", "not hal's password");
+    expect(attempt.res.status).toBe(303);
+
+    const hal = from("198.51.100.6");
+    expect((await hal.signIn("hal@example.com", PASSWORD)).headers.get("location")).toBe("/dashboard/keys");
+    const first = await (await hal.get("/dashboard/keys")).text();
+    expect(first).toMatch(
+      /Someone tried to create an account with your email address on <time datetime="[^"]+">\d{4}-\d\d-\d\d \d\d:\d\d UTC<\/time>\. If it was you, you already have an account; if not, nothing changed\./,
+    );
+    // shown once
+    expect(await (await hal.get("/dashboard/keys")).text()).not.toContain("Someone tried");
+    const again = from("198.51.100.6");
+    await again.signIn("hal@example.com", PASSWORD);
+    expect(await (await again.get("/dashboard/keys")).text()).not.toContain("Someone tried");
+
+    // several attempts make one notice that counts them
+    for (let i = 0; i < 2; i++) expect((await signUp("198.51.100.7", "hal@example.com")).res.status).toBe(303);
+    const later = from("198.51.100.6");
+    await later.signIn("hal@example.com", PASSWORD);
+    expect(await (await later.get("/dashboard/keys")).text()).toContain("Someone tried to create an account with your email address 2 times, most recently on <time");
+
+    // an account nobody tried to sign up as is told nothing
+    const gina = from("198.51.100.8");
+    await gina.signIn("gina@example.com", "gina's long password");
+    expect(await (await gina.get("/dashboard/keys")).text()).not.toContain("Someone tried");
+  });
+
+  it("takes as long for an existing email as for a new one (an argon2id hash either way)", async () => {
+    const existing: number[] = [];
+    const fresh: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      for (const [email, times] of [["frank@example.com", existing], [`timing${i}@example.com`, fresh]] as const) {
+        const client = from(`198.51.100.${20 + i}`);
+        const csrf = csrfOf(await (await client.get("/dashboard/signup")).text());
+        const started = performance.now();
+        const res = await client.post("/dashboard/signup", { csrf, email, password: PASSWORD, confirm: PASSWORD });
+        times.push(performance.now() - started);
+        expect(res.status).toBe(303);
+      }
+    }
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+    // an answer without the hash would take a small fraction of one with it (tens of milliseconds)
+    expect(median(existing)).toBeGreaterThan(median(fresh) * 0.5);
+  });
+
+  it("throttles sign-ups per client address: the 26th within the window is a 429, another address is not", async () => {
+    const address = "203.0.113.9";
+    for (let i = 0; i < 25; i++) {
+      const email = i % 2 === 0 ? "frank@example.com" : `burst${i}@example.com`;
+      expect((await signUp(address, email)).res.status, `sign-up ${i + 1}`).toBe(303);
+    }
+    const refused = (await signUp(address, "burst-last@example.com")).res;
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
+    const page = await refused.text();
+    expect(page).toMatch(/Too many sign-ups from your network\. Try again in \d+ minutes?\./);
+    expect(page).toContain('action="/dashboard/signup"');
+    // refused without being made
+    expect((await from("203.0.113.11").signIn("burst-last@example.com", PASSWORD)).status).toBe(401);
+    expect((await signUp("203.0.113.10", "burst-last@example.com")).res.status).toBe(303);
+    // the window passes
+    vi.useFakeTimers({ toFake: ["Date"] });
+    vi.setSystemTime(Date.now() + 901_000);
+    expect((await signUp(address, "burst-later@example.com")).res.status).toBe(303);
   });
 });
 

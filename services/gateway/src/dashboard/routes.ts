@@ -19,18 +19,21 @@ import { AccountExistsError, PASSWORD_MIN_LENGTH, normaliseEmail, passwordProble
 import type { SessionDoc, SessionStore } from "../accounts/sessions.ts";
 import { sameSecret } from "../accounts/sessions.ts";
 import type { LoginThrottle } from "../accounts/throttle.ts";
+import type { AccountNotices } from "../accounts/notices.ts";
 import type { PasswordResets } from "../accounts/resets.ts";
 import type { ApiKeyRepository } from "../auth/api-keys.ts";
 import { KEY_CACHE_TTL_MS } from "../auth/authenticator.ts";
 import { APP_JS, STYLE_CSS } from "./assets.ts";
 import { registerWorkPages } from "./work.ts";
 import { registerNewBook } from "./new-book.ts";
-import { keysPage, layout, loginForm, notice, resetForm, revokeConfirm, signupForm, type Markup } from "./views.ts";
+import { SIGNED_UP, keysPage, layout, loginForm, notice, resetForm, revokeConfirm, signupAttemptNotice, signupForm, type Markup } from "./views.ts";
 
 export interface DashboardDeps {
   accounts: AccountRepository;
   sessions: SessionStore;
   throttle: LoginThrottle;
+  /** What an account is told at its next visit (a sign-up tried with its email address). */
+  notices: AccountNotices;
   resets: PasswordResets;
   keys: ApiKeyRepository;
   /** SIGNUP=open. */
@@ -172,7 +175,8 @@ export function registerDashboard(app: GatewayApp, deps: GatewayDeps, d: Dashboa
   app.get("/dashboard/login", async (c) => {
     const session = await sessionForForm(c);
     if (session.account_id) return c.redirect("/dashboard/keys", 303);
-    return render(c, 200, "Sign in", session, loginForm(session.csrf, "", null, d.signup));
+    const message = c.req.query("signed_up") === "1" ? notice("ok", SIGNED_UP) : null;
+    return render(c, 200, "Sign in", session, loginForm(session.csrf, "", null, d.signup, message));
   });
 
   app.post("/dashboard/login", async (c) => {
@@ -213,12 +217,33 @@ export function registerDashboard(app: GatewayApp, deps: GatewayDeps, d: Dashboa
     return render(c, 200, "Create an account", session, signupForm(session.csrf, "", null, PASSWORD_MIN_LENGTH));
   });
 
+  /**
+   * A sign-up answers alike whether the email had an account or not (no account enumeration): the
+   * same 303 to the sign-in page with the same notice, no session (a new account signs in like any
+   * other), and the same work (an argon2id hash and one store write either way). An existing account
+   * is left unchanged and told at its next visit instead. Sign-ups are throttled per client address.
+   */
   app.post("/dashboard/signup", async (c) => {
     if (!d.signup) return render(c, 404, "Sign-up is closed", await current(c), notice("info", "Accounts are created by an operator here."));
     const posted = await postedForm(c);
     if (posted instanceof Response) return posted;
     const { session, form } = posted;
     const typed = (form.email ?? "").slice(0, 300);
+    const address = clientAddress(c);
+    const wait = await d.throttle.signupRetryAfter(address);
+    if (wait > 0) {
+      c.header("Retry-After", String(wait));
+      const minutes = Math.ceil(wait / 60);
+      requestLog(c, deps.logger).info({ address }, "dashboard sign-up refused: too many from this address");
+      return render(
+        c,
+        429,
+        "Create an account",
+        session,
+        signupForm(session.csrf, typed, `Too many sign-ups from your network. Try again in ${minutes} minute${minutes === 1 ? "" : "s"}.`, PASSWORD_MIN_LENGTH),
+      );
+    }
+    await d.throttle.recordSignup(address);
     const email = normaliseEmail(typed);
     const password = form.password ?? "";
     const again = (problem: string) => render(c, 422, "Create an account", session, signupForm(session.csrf, typed, problem, PASSWORD_MIN_LENGTH));
@@ -227,12 +252,15 @@ export function registerDashboard(app: GatewayApp, deps: GatewayDeps, d: Dashboa
     if (weak) return again(weak);
     if (password !== form.confirm) return again("The two passwords differ.");
     try {
+      // hashes the password before it finds out whether the account exists
       await d.accounts.create(email, password);
+      requestLog(c, deps.logger).info({ address }, "dashboard sign-up");
     } catch (error) {
-      if (error instanceof AccountExistsError) return again("An account with this email exists already: sign in instead.");
-      throw error;
+      if (!(error instanceof AccountExistsError)) throw error;
+      await d.notices.signupAttempted(email);
+      requestLog(c, deps.logger).info({ address }, "dashboard sign-up for an existing account: the account is told at its next visit");
     }
-    return signIn(c, session, email);
+    return c.redirect("/dashboard/login?signed_up=1", 303);
   });
 
   app.get("/dashboard/reset", async (c) => {
@@ -268,7 +296,10 @@ export function registerDashboard(app: GatewayApp, deps: GatewayDeps, d: Dashboa
   app.get("/dashboard/keys", async (c) => {
     const session = await signedIn(c);
     if (session instanceof Response) return session;
-    const message = c.req.query("revoked") === "1" ? notice("ok", "The key is revoked.") : null;
+    const revoked = c.req.query("revoked") === "1" ? notice("ok", "The key is revoked.") : null;
+    // shown once: taking it deletes it
+    const attempt = await d.notices.take(session.account_id ?? "");
+    const message = attempt ? html`${signupAttemptNotice(attempt)}${revoked ?? ""}` : revoked;
     return keysView(c, session, 200, null, message);
   });
 

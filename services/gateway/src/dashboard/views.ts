@@ -49,8 +49,8 @@ export function notice(kind: "error" | "ok" | "info", text: string | Markup): Ma
   return html`<p class="notice ${kind === "info" ? "" : kind}" role="${kind === "error" ? "alert" : "status"}">${text}</p>`;
 }
 
-export function loginForm(csrf: string, email: string, problem: string | null, signup: boolean): Markup {
-  return html`${problem ? notice("error", problem) : ""}
+export function loginForm(csrf: string, email: string, problem: string | null, signup: boolean, message: Markup | null = null): Markup {
+  return html`${message ?? ""}${problem ? notice("error", problem) : ""}
 <form class="stack" method="post" action="/dashboard/login">
 <input type="hidden" name="csrf" value="${csrf}">
 <div><label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required value="${email}" autofocus></div>
@@ -87,6 +87,21 @@ export function resetForm(csrf: string, token: string, problem: string | null, m
 }
 
 const when = (iso: string | null) => (iso ? html`<time datetime="${iso}">${iso.slice(0, 16).replace("T", " ")} UTC</time>` : "never");
+
+/**
+ * What the sign-in page says after every sign-up, whether the email had an account or not: the
+ * answer must not tell which (the existing account's owner is told on their next visit instead).
+ */
+export const SIGNED_UP = "If this email address had no account, it has one now: sign in with the password you chose.";
+
+/** The notice an account sees once after someone tried to sign up with its email address. */
+export function signupAttemptNotice(attempt: { first_at: string; last_at: string; attempts: number }): Markup {
+  const times = attempt.attempts === 1 ? html`on ${when(attempt.last_at)}` : html`${attempt.attempts} times, most recently on ${when(attempt.last_at)}`;
+  return notice(
+    "info",
+    html`Someone tried to create an account with your email address ${times}. If it was you, you already have an account; if not, nothing changed.`,
+  );
+}
 
 export interface KeysPageOptions {
   csrf: string;

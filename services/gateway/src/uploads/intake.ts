@@ -185,6 +185,7 @@ export async function storeMultipart(
   const input = Readable.from(webChunks(body));
   return new Promise((resolve, reject) => {
     let stored: Promise<Stored> | undefined;
+    let fileStream: Readable | undefined;
     let filename: string | null = null;
     let problem: Error | undefined;
     let settled = false;
@@ -196,6 +197,9 @@ export async function storeMultipart(
       parser.removeAllListeners();
       parser.on("error", () => undefined);
       parser.destroy();
+      // a file part still being stored stops: its blob write fails and leaves nothing (a destroyed
+      // parser ends its file stream neither way, so the write would wait, its temporary file kept)
+      fileStream?.destroy(error);
       // the blob of a file part already stored must not stay
       void stored?.then(() => options.blobs.delete(options.key)).catch(() => undefined);
       reject(error);
@@ -207,6 +211,7 @@ export async function storeMultipart(
         return;
       }
       filename = cleanFilename(name);
+      fileStream = stream;
       stored = storeUpload(stream, { ...options, emptyLoc: ["body", "file"] });
       stored.catch((error: unknown) => fail(error instanceof Error ? error : new Error(String(error))));
     });
@@ -233,7 +238,8 @@ export async function storeMultipart(
         () => undefined, // fail() already answered
       );
     });
-    input.on("error", (error) => fail(malformed(error.message)));
+    // an error of the body's own stream is the connection's (the client went away), not the form's
+    input.on("error", (error) => fail(error));
     input.pipe(parser);
   });
 }
