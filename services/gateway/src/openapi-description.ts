@@ -122,7 +122,11 @@ not a valid key (including a malformed percent-encoding) is a **404**.
 ## Subtitles
 \`POST /v1/videos/subtitle\` answers **202** with a subtitle job; options \`mode\` (\`burn_in\` default |
 \`side_file\`) and \`subtitle_format\` (\`srt\` default | \`vtt\`). \`GET /v1/videos/subtitle\` and
-\`GET /v1/videos/subtitle/{subtitle_id}\` read the jobs.
+\`GET /v1/videos/subtitle/{subtitle_id}\` read the jobs. A video is judged by what decoding finds, never by its
+headers: its length by its decoded sound (\`SUBTITLE_MAX_SECONDS\`), its picture by the decoded first frame, before
+any filter runs (\`MAX_VIDEO_PIXELS\`, default 8192×4320; \`SANDBOX_MAX_VIDEO_PIXELS\`, default 1920×1080, for a
+sandbox key). A job over a limit, or whose file needs more memory than one program may have
+(\`CHILD_MEMORY_LIMIT_MB\`), fails at once with \`task_error\` in plain words and is not retried.
 
 ## Webhooks
 \`POST /v1/webhooks\` registers an endpoint of the account for the events \`audio_book.completed\`,
