@@ -10,6 +10,7 @@ import {
   concatListContent,
   escapeFilterValue,
   forceStyleString,
+  maxVideoPixels,
   planTimeline,
   subtitlePlayResolution,
   UNTRUSTED_MEDIA_DEMUXERS,
@@ -37,7 +38,7 @@ describe("common rules", () => {
     buildMixLanesArgs({ lanes: [{ path: "/w/a.wav", concat: false }, { path: "/w/b.ffconcat", concat: true }], output: "/o.wav", format: "wav" }),
   ];
 
-  it("starts with -nostdin -hide_banner and whitelists protocols before every input", () => {
+  it("starts with -nostdin -hide_banner, bounds pictures and whitelists protocols before every input", () => {
     for (const args of all) {
       expect(args.slice(0, 2)).toEqual(["-nostdin", "-hide_banner"]);
       const inputs = args.flatMap((a, i) => (a === "-i" ? [i] : []));
@@ -50,6 +51,9 @@ describe("common rules", () => {
         // no other -i between the whitelist and this input
         expect(before.slice(last).includes("-i")).toBe(false);
         expect(before.slice(last).includes("-format_whitelist")).toBe(true);
+        // every decoder of every input is bounded to pictures of MAX_VIDEO_PIXELS at most
+        expect(args[last - 2]).toBe("-max_pixels");
+        expect(Number(args[last - 1])).toBeLessThanOrEqual(maxVideoPixels());
       }
     }
   });
@@ -94,7 +98,7 @@ describe("builders", () => {
   it("convert maps the first audio track of an untrusted input", () => {
     expect(buildConvertAudioArgs({ input: "/in/a.mp4", output: "/out/a.flac", format: "flac" })).toEqual([
       "-nostdin", "-hide_banner", "-nostats",
-      "-protocol_whitelist", "file,pipe", "-format_whitelist", untrusted, "-i", "/in/a.mp4",
+      "-max_pixels", "35389440", "-protocol_whitelist", "file,pipe", "-format_whitelist", untrusted, "-i", "/in/a.mp4",
       "-map", "0:a:0",
       "-vn", "-sn", "-dn", "-map_metadata", "-1", "-c:a", "flac", "-f", "flac",
       "-y", "/out/a.flac",
@@ -104,7 +108,7 @@ describe("builders", () => {
   it("concat reads a list file through the concat demuxer, allowing only WAV chunks", () => {
     expect(buildConcatAudioArgs({ listFile: "/w/l.txt", output: "/o.mp3", format: "mp3", encode: { bitrateKbps: 64 } })).toEqual([
       "-nostdin", "-hide_banner", "-nostats", "-safe", "0",
-      "-protocol_whitelist", "file,pipe", "-format_whitelist", "concat,wav", "-f", "concat", "-i", "/w/l.txt",
+      "-max_pixels", "35389440", "-protocol_whitelist", "file,pipe", "-format_whitelist", "concat,wav", "-f", "concat", "-i", "/w/l.txt",
       "-map", "0:a:0",
       "-vn", "-sn", "-dn", "-map_metadata", "-1", "-c:a", "libmp3lame", "-b:a", "64k", "-f", "mp3",
       "-y", "/o.mp3",
