@@ -156,6 +156,15 @@ describe("pictures too big for memory", () => {
     expect(ranOutOfMemory(stopped)).toBe(false);
   });
 
+  it("a CPU time limit stops a busy program for the CPU it used (timedOut), not for time it spent waiting", async () => {
+    const busy = await runProcess("/bin/sh", ["-c", "while :; do :; done"], { cpuTimeoutSeconds: 1, timeoutMs: 120_000 });
+    expect(busy).toMatchObject({ timedOut: true, exitSignal: "SIGXCPU" });
+    expect(ranOutOfMemory(busy)).toBe(false);
+    const waiting = await runProcess("/bin/sh", ["-c", "sleep 2; echo done"], { cpuTimeoutSeconds: 1, timeoutMs: 120_000, collectStdout: true });
+    expect(waiting).toMatchObject({ timedOut: false, exitCode: 0 });
+    expect(waiting.stdout.toString().trim()).toBe("done");
+  });
+
   it("the limit is the program's own (ulimit -v), a missing program is still a spawn error, and 0 means none", async () => {
     const shown = await limited(300 * MiB, () => runProcess("/bin/sh", ["-c", "ulimit -v"], { collectStdout: true }));
     expect(shown.stdout.toString().trim()).toBe(String(300 * 1024));

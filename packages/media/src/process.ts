@@ -31,6 +31,12 @@ export interface RunProcessOptions {
   nice?: number | undefined;
   /** Address-space limit of this child in bytes (0: none). Default: `childMemoryLimit()`, set once by the process entry. */
   memoryLimitBytes?: number | undefined;
+  /**
+   * Stop the child once it has used this many seconds of CPU time (RLIMIT_CPU; the result says
+   * `timedOut`). Unlike `timeoutMs`, a program starved of the cores by busier ones (it runs niced) is
+   * not stopped for the time it spent waiting: pair it with a generous `timeoutMs` for a hung one.
+   */
+  cpuTimeoutSeconds?: number | undefined;
 }
 
 /**
@@ -124,10 +130,20 @@ const LIMIT_SHELL = "/bin/sh";
 /** The limiting shell's `$0`: it names the shell in what the shell prints. */
 const LIMIT_SHELL_NAME = "voiceloc-limit";
 /**
- * `$1` is the limit in KiB, the rest the program and its arguments. glibc's per-thread malloc arenas
- * reserve 64 MiB of address space each: at most two keep the limit about memory, not about cores.
+ * The shell script that applies the limits: `$1` is the address-space limit in KiB, `$2` the CPU time
+ * limit in seconds ("-" for none), the rest the program and its arguments. glibc's per-thread malloc
+ * arenas reserve 64 MiB of address space each: at most two keep the limit about memory, not about cores.
  */
-const LIMIT_SCRIPT = 'ulimit -v "$1" || exit 125; shift; export MALLOC_ARENA_MAX="${MALLOC_ARENA_MAX:-2}"; exec "$@"';
+function limitScript(memory: boolean, cpu: boolean): string {
+  return [
+    ...(memory ? ['ulimit -v "$1" || exit 125'] : []),
+    // soft at the limit (SIGXCPU, which ends the program), hard 5 s later (SIGKILL, for one that ignores it)
+    ...(cpu ? ['ulimit -S -t "$2" && ulimit -H -t "$(($2 + 5))" || exit 125'] : []),
+    "shift 2",
+    ...(memory ? ['export MALLOC_ARENA_MAX="${MALLOC_ARENA_MAX:-2}"'] : []),
+    'exec "$@"',
+  ].join("; ");
+}
 /** What the shell prints when `exec` cannot start the program (dash: "voiceloc-limit: 1: exec: x: not found"). */
 const LIMIT_EXEC_FAILED = new RegExp(`^${LIMIT_SHELL_NAME}: (?:\\d+: )?exec: `, "m");
 
@@ -159,9 +175,19 @@ function findExecutable(command: string, env: NodeJS.ProcessEnv | undefined): st
  * so the program itself (same pid, same signals) runs limited. A program that does not exist (or the
  * limit 0) is started directly, so a missing program is still the spawn error it always was.
  */
-export function limitedCommand(command: string, args: readonly string[], limitBytes: number, env?: NodeJS.ProcessEnv): { command: string; args: string[]; limited: boolean } {
-  if (limitBytes <= 0 || process.platform === "win32" || findExecutable(command, env) === undefined) return { command, args: [...args], limited: false };
-  return { command: LIMIT_SHELL, args: ["-c", LIMIT_SCRIPT, LIMIT_SHELL_NAME, String(Math.floor(limitBytes / 1024)), command, ...args], limited: true };
+export function limitedCommand(
+  command: string,
+  args: readonly string[],
+  limitBytes: number,
+  env?: NodeJS.ProcessEnv,
+  cpuSeconds?: number,
+): { command: string; args: string[]; limited: boolean } {
+  const memory = limitBytes > 0;
+  const cpu = cpuSeconds !== undefined && cpuSeconds > 0;
+  if ((!memory && !cpu) || process.platform === "win32" || findExecutable(command, env) === undefined) return { command, args: [...args], limited: false };
+  const memoryKiB = memory ? String(Math.floor(limitBytes / 1024)) : "-";
+  const cpuLimit = cpu ? String(Math.max(1, Math.ceil(cpuSeconds))) : "-";
+  return { command: LIMIT_SHELL, args: ["-c", limitScript(memory, cpu), LIMIT_SHELL_NAME, memoryKiB, cpuLimit, command, ...args], limited: true };
 }
 
 /** A spawn error for a program the limiting shell could not start (exit 126/127 with its message). */
@@ -280,7 +306,7 @@ export function runProcess(command: string, args: readonly string[], options: Ru
     let killTimer: NodeJS.Timeout | undefined;
     let timeoutTimer: NodeJS.Timeout | undefined;
     const memoryLimitBytes = options.memoryLimitBytes ?? defaultMemoryLimit;
-    const launch = limitedCommand(command, args, memoryLimitBytes, options.env);
+    const launch = limitedCommand(command, args, memoryLimitBytes, options.env, options.cpuTimeoutSeconds);
 
     const base = {
       get stdout() {
@@ -298,7 +324,8 @@ export function runProcess(command: string, args: readonly string[], options: Ru
       resolve({
         ...result,
         aborted,
-        timedOut,
+        // over its CPU time (RLIMIT_CPU): the kernel's SIGXCPU is our time limit at work
+        timedOut: timedOut || (options.cpuTimeoutSeconds !== undefined && launch.limited && result.exitSignal === "SIGXCPU"),
         ...(stdinError === undefined ? {} : { stdinError: stdinError.error }),
         stdout: base.stdout,
         stdoutTruncated,

@@ -12,6 +12,9 @@ import { buildTranscript, DEFAULT_SEGMENT_LIMITS, segmentsFromUtterances, type S
 import type { SttCapabilities, SttEngine, TranscribeRequest, Transcript, TranscriptWord } from "./types.ts";
 
 /** Where Debian's `pocketsphinx-en-us` package installs the US English model. */
+/** How many times its CPU budget a recognition may take on the wall clock before it is taken for hung. */
+const HUNG_FACTOR = 10;
+
 export const POCKETSPHINX_DEFAULT_MODEL_DIR = "/usr/share/pocketsphinx/model/en-us";
 
 export interface PocketsphinxModel {
@@ -33,7 +36,10 @@ export interface PocketsphinxOptions {
   modelDir?: string;
   /** Engine id, default "pocketsphinx". */
   id?: string;
-  /** Time limit for one recognition run. Default: 2 minutes plus twice the audio duration. */
+  /**
+   * CPU time limit of one recognition run (a run starved of the cores is not stopped for waiting; ten
+   * times this on the wall clock stops a hung one). Default: 2 minutes plus twice the audio duration.
+   */
   timeoutMs?: number;
   /** Longest cue made from one utterance (default 7 s, 80 characters); longer ones are split at pauses. */
   segmentLimits?: Partial<SegmentLimits>;
@@ -199,10 +205,19 @@ export async function createPocketsphinxEngine(options: PocketsphinxOptions): Pr
 
       const logFile = join(dir, "pocketsphinx.log");
       const parser = new PocketsphinxOutputParser();
-      const timeoutMs = options.timeoutMs ?? 120_000 + Math.ceil(durationSeconds * 2_000);
+      // The limit is CPU time: niced under busier programs, pocketsphinx may wait far longer than it works, and a
+      // wall-clock limit would stop it (and its retry, from zero) for waiting. The wall clock only stops a hung one.
+      const cpuBudgetMs = options.timeoutMs ?? 120_000 + Math.ceil(durationSeconds * 2_000);
+      const timeoutMs = cpuBudgetMs * HUNG_FACTOR;
       const args = ["-infile", wav, "-hmm", model.hmm, "-lm", model.lm, "-dict", model.dict, "-logfn", logFile, "-time", "yes"];
       log.debug({ args, seconds: durationSeconds }, "running pocketsphinx");
-      const result = await runProcess(binary, args, { signal, timeoutMs, onStdoutLine: (line) => parser.line(line), stderrLines: 20 });
+      const result = await runProcess(binary, args, {
+        signal,
+        timeoutMs,
+        cpuTimeoutSeconds: cpuBudgetMs / 1000,
+        onStdoutLine: (line) => parser.line(line),
+        stderrLines: 20,
+      });
       if (result.spawnError) {
         throw new SttEngineUnavailableError(`The pocketsphinx speech recognition program could not be started (${result.spawnError.code ?? result.spawnError.message}).`, {
           cause: result.spawnError,
