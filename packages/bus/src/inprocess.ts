@@ -47,8 +47,15 @@ interface MemMessage {
 interface PendingEntry {
   seq: number;
   deliveryCount: number;
-  state: "inflight" | "waiting";
-  availableAt: number;
+  /**
+   * `inflight`: delivered, its ack wait running; `delayed`: settled with a delay (nak) or its ack wait
+   * over, waiting for its timer; `ready`: due for redelivery. Only the entry's timer makes it ready:
+   * comparing Date.now() with a due time would leave it waiting whenever a timer fires before the wall
+   * clock reaches that time (timers keep a monotonic clock of whole milliseconds, so they often fire a
+   * millisecond "early" by Date.now(), and the wall clock can be stepped back), and nothing would hand
+   * it out before the consumer's next pull.
+   */
+  state: "inflight" | "delayed" | "ready";
   deliveryId: number;
   timer: ReturnType<typeof setTimeout> | undefined;
 }
@@ -163,18 +170,18 @@ class MemConsumer {
     });
   }
 
-  /** Makes an entry available for redelivery at `at`, arming a timer that dispatches then. */
-  #makeWaiting(entry: PendingEntry, at: number): void {
+  /** Makes an entry due for redelivery after `delayMs`, when its timer fires (and dispatches). */
+  #redeliverAfter(entry: PendingEntry, delayMs: number): void {
     clearTimeout(entry.timer);
-    entry.state = "waiting";
-    entry.availableAt = at;
+    entry.state = "delayed";
     entry.timer = unrefTimer(
       setTimeout(() => {
         entry.timer = undefined;
-        if (this.pending.get(entry.seq) !== entry) return;
+        if (this.pending.get(entry.seq) !== entry || entry.state !== "delayed") return;
+        entry.state = "ready";
         if (this.#exhausted(entry)) this.#exhaust(entry);
         this.dispatch();
-      }, Math.max(0, at - Date.now())),
+      }, Math.max(0, delayMs)),
     );
   }
 
@@ -187,10 +194,10 @@ class MemConsumer {
     return undefined;
   }
 
-  #nextRedelivery(now: number): PendingEntry | undefined {
+  #nextRedelivery(): PendingEntry | undefined {
     let best: PendingEntry | undefined;
     for (const entry of this.pending.values()) {
-      if (entry.state !== "waiting" || entry.availableAt > now) continue;
+      if (entry.state !== "ready") continue;
       if (best === undefined || entry.seq < best.seq) best = entry;
     }
     return best;
@@ -198,8 +205,7 @@ class MemConsumer {
 
   dispatch(): void {
     while (this.waiters.length > 0) {
-      const now = Date.now();
-      let entry = this.#nextRedelivery(now);
+      let entry = this.#nextRedelivery();
       if (entry !== undefined && this.#exhausted(entry)) {
         this.#exhaust(entry);
         continue;
@@ -208,7 +214,7 @@ class MemConsumer {
         if (this.pending.size >= this.spec.maxAckPending) return;
         const fresh = this.#nextFresh();
         if (fresh === undefined) return;
-        entry = { seq: fresh.seq, deliveryCount: 0, state: "waiting", availableAt: now, deliveryId: 0, timer: undefined };
+        entry = { seq: fresh.seq, deliveryCount: 0, state: "ready", deliveryId: 0, timer: undefined };
         this.pending.set(fresh.seq, entry);
       }
       const message = this.stream.messages.get(entry.seq);
@@ -227,7 +233,7 @@ class MemConsumer {
       setTimeout(() => {
         entry.timer = undefined;
         if (this.pending.get(entry.seq) !== entry || entry.deliveryId !== deliveryId || entry.state !== "inflight") return;
-        this.#makeWaiting(entry, Date.now());
+        this.#redeliverAfter(entry, 0);
       }, this.spec.ackWaitMs),
     );
   }
@@ -260,7 +266,7 @@ class MemConsumer {
         if (current()) finish();
       },
       nak: (delayMs) => {
-        if (current()) this.#makeWaiting(entry, Date.now() + Math.max(1, delayMs));
+        if (current()) this.#redeliverAfter(entry, Math.max(1, delayMs));
       },
       working: () => {
         if (current()) this.#armAckWait(entry, deliveryId);
@@ -276,7 +282,7 @@ class MemConsumer {
       if (message && subjectMatches(this.spec.filterSubject, message.subject)) pending++;
     }
     let redelivered = 0;
-    for (const entry of this.pending.values()) if (entry.deliveryCount > 1 || (entry.deliveryCount === 1 && entry.state === "waiting")) redelivered++;
+    for (const entry of this.pending.values()) if (entry.deliveryCount > 1 || (entry.deliveryCount === 1 && entry.state !== "inflight")) redelivered++;
     return { pending, ackPending: this.pending.size, redelivered };
   }
 

@@ -7,7 +7,7 @@ import { access, mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "@voiceloc/config";
-import { silentLogger } from "@voiceloc/log";
+import { createLogger, silentLogger } from "@voiceloc/log";
 import { createMediaToolkit, GLOBAL_ARGS, inputArgs, resolveFfmpeg, runProcess, UNTRUSTED_MEDIA_DEMUXERS, type MediaToolkit } from "@voiceloc/media";
 import { freePort, makeSpeechWav, makeTestVideo, startNatsServer, tempDir } from "@voiceloc/testing";
 import { startRuntime, type Runtime } from "./runtime.ts";
@@ -46,12 +46,21 @@ async function create(base: string, body: Json): Promise<string> {
   return ((await res.json()) as { id: string }).id;
 }
 
-async function follow(base: string, id: string, timeoutMs = 240_000): Promise<Json> {
+/**
+ * Polls the job until it finishes. Gives up within the test's own time limit (180 s), so a job that
+ * does not finish fails with its record and, given `log`, the task's log lines (where it waits).
+ */
+async function follow(base: string, id: string, options: { timeoutMs?: number; log?: readonly string[] } = {}): Promise<Json> {
+  const timeoutMs = options.timeoutMs ?? 150_000;
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const record = (await (await fetch(`${base}/v1/videos/subtitle/${id}`, { headers })).json()) as Json;
+    const record = (await (await fetch(`${base}/v1/videos/subtitle/${id}`, { headers, signal: AbortSignal.timeout(30_000) })).json()) as Json;
     if (record.task_status === "completed" || record.task_status === "failed") return record;
-    if (Date.now() > deadline) throw new Error(`not finished: ${JSON.stringify(record)}`);
+    if (Date.now() > deadline) {
+      // the task's own lines (worker, bus, projection), not the request lines of this polling
+      const lines = (options.log ?? []).filter((line) => line.includes(`"taskId":"${id}"`) || line.includes(`"msgId":"${id}"`));
+      throw new Error(`not finished within ${timeoutMs / 1000} s: ${JSON.stringify(record)}${lines.length > 0 ? `\n${lines.join("")}` : ""}`);
+    }
     await new Promise((r) => setTimeout(r, 300));
   }
 }
@@ -105,13 +114,16 @@ async function subtitleStreams(path: string): Promise<{ codec_name?: string; tag
 describe("subtitles through the HTTP API in one process", () => {
   let runtime: Runtime;
   let base: string;
+  /** The runtime's log (debug: deliveries, retries, projected events), shown for a job that does not finish. */
+  const log: string[] = [];
+  const followJob = (id: string) => follow(base, id, { log });
 
   beforeAll(async () => {
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
     runtime = await startRuntime(
-      loadConfig({ DATA_DIR: join(dir.path, "single"), MEDIA_ROOT: mediaRoot, PORT: String(port), HOST: "127.0.0.1", PUBLIC_BASE_URL: base, VOICELOC_API_KEYS: `alice:${KEY}`, LOG_LEVEL: "silent" }),
-      silentLogger(),
+      loadConfig({ DATA_DIR: join(dir.path, "single"), MEDIA_ROOT: mediaRoot, PORT: String(port), HOST: "127.0.0.1", PUBLIC_BASE_URL: base, VOICELOC_API_KEYS: `alice:${KEY}`, LOG_LEVEL: "debug" }),
+      createLogger({ level: "debug", destination: { write: (line: string) => void log.push(line) } }),
     );
   });
 
@@ -121,7 +133,7 @@ describe("subtitles through the HTTP API in one process", () => {
 
   it("English → English burn_in: an SRT and a video of the same length, audio kept, text drawn low in the frame", async () => {
     const id = await create(base, { file: "talk.mp4", source_language: "English", target_language: "English" });
-    const record = await follow(base, id);
+    const record = await followJob(id);
     expect(record.task_status, String(record.task_error)).toBe("completed");
     expect(record.mode).toBe("burn_in");
     expect(record.task_progress).toBe(100);
@@ -158,7 +170,7 @@ describe("subtitles through the HTTP API in one process", () => {
 
   it("side_file + vtt: a WEBVTT file and an MP4 with an English subtitle stream", async () => {
     const id = await create(base, { file: "talk.mp4", source_language: "English", target_language: "English", mode: "side_file", subtitle_format: "vtt" });
-    const record = await follow(base, id);
+    const record = await followJob(id);
     expect(record.task_status, String(record.task_error)).toBe("completed");
     const vtt = await download(record.subtitle_file, "e2e.vtt");
     expect((await readFile(vtt.path, "utf8")).startsWith("WEBVTT\n\n")).toBe(true);
@@ -171,7 +183,7 @@ describe("subtitles through the HTTP API in one process", () => {
 
   it("English → Spanish completes with Spanish cues", async () => {
     const id = await create(base, { file: "talk.mp4", source_language: "English", target_language: "Spanish", mode: "side_file" });
-    const record = await follow(base, id);
+    const record = await followJob(id);
     expect(record.task_status, String(record.task_error)).toBe("completed");
     const srt = await readFile((await download(record.subtitle_file, "e2e-es.srt")).path, "utf8");
     expect(srt.toLowerCase()).toMatch(/tiempo|café/);
@@ -222,7 +234,7 @@ describe("gateway and subtitle worker as separate processes over nats-server", (
     const first = await startProcess("subtitle", common, await freePort());
 
     const id = await create(base, { file: "talk.mp4", source_language: "English", target_language: "English" });
-    const done = await follow(base, id);
+    const done = await follow(base, id, { timeoutMs: 240_000 });
     expect(done.task_status, String(done.task_error)).toBe("completed");
     expect((await download(done.localized_file, "mesh.mp4")).contentType).toBe("video/mp4");
     expect((await readFile((await download(done.subtitle_file, "mesh.srt")).path, "utf8")).toLowerCase()).toMatch(/weather/);
@@ -250,7 +262,7 @@ describe("gateway and subtitle worker as separate processes over nats-server", (
     expect(messages(first).filter((m) => m === "speech recognised")).toHaveLength(2);
 
     const second = await startProcess("subtitle", common, await freePort());
-    const record = await follow(base, big, 240_000);
+    const record = await follow(base, big, { timeoutMs: 240_000 });
     expect(record.task_status, String(record.task_error)).toBe("completed");
     const log = messages(second);
     expect(log).toContain("transcript restored from its checkpoint; recognition is not redone");

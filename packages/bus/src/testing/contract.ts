@@ -3,7 +3,7 @@
  *   describeBusContract("nats", async () => { const bus = ...; return { bus, cleanup: () => bus.close() }; });
  * Timings use short ack waits but wait for conditions with generous deadlines (loaded CI machines).
  */
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import {
   LeaseExpiredError,
   NoRespondersError,
@@ -273,6 +273,61 @@ export function describeBusContract(name: string, makeBus: () => Promise<BusFixt
         expect((calls[1]?.at ?? 0) - (calls[0]?.at ?? 0)).toBeGreaterThanOrEqual(200);
         await sleep(1_000);
         expect(calls).toHaveLength(2);
+        await sub.stop();
+      });
+
+      // The consumer's idle pull lasts a minute here: a redelivery that is not handed out when its
+      // delay is over waits for the next pull, and the deadlines below (far shorter) catch it.
+      it("hands out a retry when its delay is over, even when the wall clock is stepped back meanwhile", async () => {
+        const t = workTopology();
+        await bus.provision(t.topology);
+        const calls: Call[] = [];
+        const realNow = Date.now.bind(Date);
+        let clock: ReturnType<typeof vi.spyOn> | undefined;
+        try {
+          const sub = await bus.consumeWork(
+            t.queue,
+            JobSchema,
+            async (ctx) => {
+              record(calls, ctx);
+              if (ctx.deliveryCount > 1) return { kind: "ack" };
+              // After the retry is settled, the wall clock goes back 5 s (an NTP step); timers keep their time.
+              setTimeout(() => {
+                clock = vi.spyOn(Date, "now").mockImplementation(() => realNow() - 5_000);
+              }, 100);
+              return { kind: "retry", delayMs: 400 };
+            },
+            { pullExpiresMs: 60_000 },
+          );
+          await bus.publishWork(t.subject, { n: 1 }, { msgId: `${t.id}-1` });
+          await waitFor(() => calls.length === 2, "the redelivery, due 400 ms after the retry", 20_000);
+          expect(calls.map((c) => c.deliveryCount)).toEqual([1, 2]);
+          await sub.stop();
+        } finally {
+          clock?.mockRestore();
+        }
+      });
+
+      it("hands out every short retry when its delay is over, not at the consumer's next pull", async () => {
+        const t = workTopology({ maxDeliver: 100 });
+        await bus.provision(t.topology);
+        const calls: Call[] = [];
+        const retries = 30;
+        const sub = await bus.consumeWork(
+          t.queue,
+          JobSchema,
+          async (ctx) => {
+            record(calls, ctx);
+            // 1–7 ms: timers fire on a clock of whole milliseconds of their own, often a little before Date.now() reaches their end
+            return ctx.deliveryCount <= retries ? { kind: "retry", delayMs: 1 + (ctx.deliveryCount % 7) } : { kind: "ack" };
+          },
+          { pullExpiresMs: 60_000 },
+        );
+        await bus.publishWork(t.subject, { n: 1 }, { msgId: `${t.id}-1` });
+        for (let delivery = 2; delivery <= retries + 1; delivery++) {
+          await waitFor(() => calls.length >= delivery, `delivery ${delivery}, due a few ms after the retry before it`, 15_000);
+        }
+        expect(calls.map((c) => c.deliveryCount)).toEqual(Array.from({ length: retries + 1 }, (_, i) => i + 1));
         await sub.stop();
       });
 
