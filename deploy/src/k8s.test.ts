@@ -133,7 +133,7 @@ describe("Kubernetes production overlay", () => {
     // The patch replaced one limit; the rest of the subtitle container is the base's.
     const sub = deployment(production, "subtitle").spec.template.spec.containers[0]!;
     const baseSub = deployment(base, "subtitle").spec.template.spec.containers[0]!;
-    expect(sub.resources?.limits).toEqual({ ...baseSub.resources?.limits, memory: "2Gi" });
+    expect(sub.resources?.limits).toEqual({ ...baseSub.resources?.limits, memory: "3Gi" });
     expect(sub.readinessProbe).toEqual(baseSub.readinessProbe);
   });
 });
