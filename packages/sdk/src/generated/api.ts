@@ -749,7 +749,7 @@ export interface components {
              * @description Whether a voice clone is used. Default false.
              * @default false
              */
-            use_voice_clone: boolean;
+            use_voice_clone?: boolean;
             /** @description Preset voice for the audio (see `GET /v1/voices`); default: the target language's most natural voice. */
             preset_voice_name?: string | null;
             /** @description Public URL of a sample voice audio. Used only when use_voice_clone is true. */
