@@ -8,5 +8,7 @@ export default defineProject({
     name: "@voiceloc/standalone",
     testTimeout: 180_000,
     hookTimeout: 120_000,
+    // Every response of the service under test is checked against the OpenAPI document it serves.
+    setupFiles: ["./src/testing/contract-setup.ts"],
   },
 });

@@ -11,6 +11,8 @@ export const SUBTITLE_MODES = ["burn_in", "side_file"] as const;
 export const SUBTITLE_FORMATS = ["srt", "vtt"] as const;
 export const AUDIO_FORMATS = ["mp3", "wav", "ogg", "flac"] as const;
 export type AudioFormat = (typeof AUDIO_FORMATS)[number];
+/** How a translation pair is translated: rule-based (Apertium), a neural MT model, or a general language model. */
+export const TRANSLATION_QUALITIES = ["rule-based", "neural", "llm"] as const;
 
 /** Documented limits (also stated in the OpenAPI description). */
 export const LIMITS = {
@@ -218,3 +220,33 @@ export const VoicesQuerySchema = z.object({
     .optional()
     .openapi({ description: "Only voices of this language (a Language name or its ISO 639-1 code)." }),
 });
+
+/* ---------------------------------------------------------- capabilities */
+
+const languageList = () => z.object({ languages: z.array(LanguageSchema) });
+
+/** `GET /v1/capabilities`: what the engines of the running workers can do, per operation. */
+export const CapabilitiesResponseSchema = z
+  .object({
+    synthesis: languageList().openapi({ description: "Languages speech can be synthesised in (audio books, voice streams, `/v1/speech/synthesize`)." }),
+    recognition: languageList().openapi({ description: "Languages speech can be recognised in (voice streams, subtitles)." }),
+    translation: z
+      .object({
+        pairs: z.array(
+          z.object({
+            source: LanguageSchema,
+            target: LanguageSchema,
+            // A union with null, not `.nullable()`: zod-to-openapi writes a nullable reference as an
+            // `allOf` of the Language enum, which no null satisfies.
+            pivot: z.union([LanguageSchema, z.null()]).openapi({
+              description:
+                "The language the text is translated through (source → pivot → target) when no engine translates the pair directly; null for a direct pair.",
+            }),
+            quality: z.enum(TRANSLATION_QUALITIES).openapi({ description: "How the pair is translated: rule-based (Apertium), a neural MT model, or a general language model." }),
+          }),
+        ),
+      })
+      .openapi({ description: "Translation pairs (same-language tasks need none)." }),
+    cloning: z.object({ available: z.boolean(), languages: z.array(LanguageSchema) }),
+  })
+  .openapi("Capabilities");

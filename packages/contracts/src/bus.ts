@@ -4,7 +4,7 @@
  */
 import { z } from "zod";
 import { LANGUAGES } from "./languages.ts";
-import { AUDIO_FORMATS, SUBTITLE_FORMATS, SUBTITLE_MODES, TASK_STATUSES } from "./api.ts";
+import { AUDIO_FORMATS, SUBTITLE_FORMATS, SUBTITLE_MODES, TASK_STATUSES, TRANSLATION_QUALITIES } from "./api.ts";
 
 export const TASK_KINDS = ["audiobook", "voice-stream", "subtitle"] as const;
 export type TaskKind = (typeof TASK_KINDS)[number];
@@ -230,7 +230,7 @@ export const TranslationPairSchema = z.object({
   target: Language,
   /** Set when the pair is reached by translating through this language. */
   pivot: Language.nullable(),
-  quality: z.enum(["rule-based", "neural", "llm"]),
+  quality: z.enum(TRANSLATION_QUALITIES),
 });
 
 /**

@@ -35,9 +35,98 @@ export async function gatewayDocument(): Promise<Record<string, unknown>> {
   }
 }
 
+type Json = Record<string, unknown>;
+const isObject = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value);
+const COMPONENT = "#/components/schemas/";
+
+/** The component schemas a schema refers to, directly or through other components. */
+function reachable(roots: unknown[], components: Json): Set<string> {
+  const seen = new Set<string>();
+  const visit = (node: unknown): void => {
+    if (Array.isArray(node)) return node.forEach(visit);
+    if (!isObject(node)) return;
+    if (typeof node.$ref === "string" && node.$ref.startsWith(COMPONENT)) {
+      const name = node.$ref.slice(COMPONENT.length);
+      if (!seen.has(name)) {
+        seen.add(name);
+        visit(components[name]);
+      }
+    }
+    for (const value of Object.values(node)) visit(value);
+  };
+  roots.forEach(visit);
+  return seen;
+}
+
+/** Lists every property with a `default` in `required`, in this schema and the schemas nested in it (not behind a $ref). */
+function requireDefaults(schema: unknown): boolean {
+  let changed = false;
+  if (Array.isArray(schema)) {
+    for (const item of schema) changed = requireDefaults(item) || changed;
+    return changed;
+  }
+  if (!isObject(schema)) return false;
+  if (isObject(schema.properties)) {
+    const required = new Set(Array.isArray(schema.required) ? (schema.required as string[]) : []);
+    for (const [name, property] of Object.entries(schema.properties)) {
+      if (isObject(property) && "default" in property && !required.has(name)) {
+        required.add(name);
+        changed = true;
+      }
+    }
+    if (changed) schema.required = [...required];
+  }
+  for (const [key, value] of Object.entries(schema)) if (key !== "example" && key !== "examples" && key !== "default") changed = requireDefaults(value) || changed;
+  return changed;
+}
+
+/**
+ * A copy of the document for openapi-typescript, which runs with `defaultNonNullable: false`.
+ *
+ * A `default` is what the server uses when a client leaves the field out: optional in what a client
+ * sends, always there in what the server answers. openapi-typescript's `defaultNonNullable` (on by
+ * default) makes every property with a default required, sparing only request bodies written inline,
+ * so `use_voice_clone` of the `CreateAudioBook` component was required in `POST /v1/audio_books/`.
+ * Here, the properties with a default are listed as `required` in the schemas the server sends
+ * (responses and webhook payloads, with the components they reach) and left optional in the rest.
+ * A component with a default that is both sent and received would need two types: that is refused.
+ */
+export function typingDocument(document: Json): Json {
+  const copy = structuredClone(document);
+  const components = isObject(copy.components) && isObject(copy.components.schemas) ? copy.components.schemas : {};
+  const sent: unknown[] = [];
+  const received: unknown[] = [];
+  const operations = (paths: unknown) =>
+    isObject(paths) ? Object.values(paths).flatMap((item) => (isObject(item) ? Object.values(item).filter(isObject) : [])) : [];
+  for (const operation of operations(copy.paths)) {
+    if (isObject(operation.responses)) sent.push(...Object.values(operation.responses));
+    if (operation.requestBody !== undefined) received.push(operation.requestBody);
+    if (operation.parameters !== undefined) received.push(operation.parameters);
+  }
+  // A webhook's body is sent by the server too.
+  for (const operation of operations(copy.webhooks)) if (operation.requestBody !== undefined) sent.push(operation.requestBody);
+
+  const fromServer = reachable(sent, components);
+  const fromClient = reachable(received, components);
+  for (const name of fromServer) {
+    const changed = requireDefaults(structuredClone(components[name]));
+    if (changed && fromClient.has(name)) {
+      throw new Error(`components.schemas.${name} has a default and is both sent and answered: give requests and responses schemas of their own`);
+    }
+    requireDefaults(components[name]);
+  }
+  // Schemas written inline in a response (not behind a $ref).
+  requireDefaults(sent);
+  return copy;
+}
+
+/** TypeScript types of an OpenAPI document, as src/generated/api.ts holds them. */
+export async function generateTypes(document: Json): Promise<string> {
+  const ast = await openapiTS(typingDocument(document) as unknown as Parameters<typeof openapiTS>[0], { alphabetize: false, defaultNonNullable: false });
+  return GENERATED_HEADER + astToString(ast);
+}
+
 /** The contents of src/generated/api.ts for the current gateway. */
 export async function generateApiTypes(): Promise<string> {
-  const document = await gatewayDocument();
-  const ast = await openapiTS(document as unknown as Parameters<typeof openapiTS>[0], { alphabetize: false });
-  return GENERATED_HEADER + astToString(ast);
+  return generateTypes(await gatewayDocument());
 }

@@ -13,8 +13,12 @@ import type { components } from "./generated/api.ts";
 /** A stored upload, as `POST /v1/uploads` and `GET /v1/uploads/{upload_id}` answer it. */
 export type UploadRecord = components["schemas"]["Upload"];
 
-/** A local file path, a Blob (or File), bytes, or a web / Node readable stream. */
-export type UploadInput = string | Blob | Uint8Array | ReadableStream<Uint8Array> | NodeJS.ReadableStream;
+/**
+ * A local file path, a Blob (or File), bytes, a web ReadableStream, or any async iterable of bytes,
+ * which is what a Node readable stream (`fs.createReadStream`, a request, a child's stdout) is.
+ * Written without Node's types, so that the declarations compile in a project without `@types/node`.
+ */
+export type UploadInput = string | Blob | Uint8Array | ReadableStream<Uint8Array> | AsyncIterable<Uint8Array | string>;
 
 export interface UploadOptions {
   /** Stored with the upload (default: a path's base name, a File's name). */

@@ -4,3 +4,4 @@ export * from "./media.ts";
 export * from "./hostile.ts";
 export * from "./sse.ts";
 export * from "./browser.ts";
+export * from "./openapi.ts";

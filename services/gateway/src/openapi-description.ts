@@ -69,7 +69,9 @@ in any \`w\` seconds are always served) and \`RateLimit: "per-key";r=<available>
 - **401** missing or wrong credentials; **404** unknown id or another account's; **405** a known path
   with another method (with \`Allow\`); **409** idempotency conflict; **413** a body over 1 MiB
   (configurable, \`MAX_BODY_BYTES\`); **415** a body that is not \`application/json\` (an upload that is not text, audio or video); **503** a
-  capability that is not running (e.g. speech synthesis without a synthesis service).
+  capability that is not running (e.g. speech synthesis without a synthesis service), or a gateway that is shutting
+  down (a new event stream); **502** a worker that refused or failed what the gateway asked of it (its capability
+  table, when a task is created or \`GET /v1/capabilities\` reads it; the voice catalogue; speech synthesis).
   Every non-422 error body is \`{"detail": "<plain words>"}\`.
 
 ## Limits

@@ -82,7 +82,7 @@ describe("/openapi.json", () => {
     ] as const) {
       const op = doc.paths[path].get;
       expect(op.tags).toEqual(["Events"]);
-      expect(Object.keys(op.responses).sort()).toEqual(["200", "204", "401", "403", "404", "422", "429"]);
+      expect(Object.keys(op.responses).sort()).toEqual(["200", "204", "401", "403", "404", "422", "429", "503"]);
       const frames = op.responses["200"].content["text/event-stream"].schema;
       const byEvent = Object.fromEntries(frames.anyOf.map((f: any) => [f.properties.event.const ?? f.properties.event.enum?.[0], f.properties.data]));
       expect(byEvent.progress).toMatchObject({ contentMediaType: "application/json", contentSchema: { $ref: "#/components/schemas/RecordProgress" } });
@@ -113,6 +113,25 @@ describe("/openapi.json", () => {
   it("states the response headers every answer may carry: X-Request-Id, VoiceLoc-Mode for sandbox keys, the RateLimit fields", async () => {
     const doc: any = await (await t.request("GET", "/openapi.json", { key: null })).json();
     for (const field of ["X-Request-Id", "VoiceLoc-Mode: sandbox", "RateLimit-Policy", "Retry-After"]) expect(doc.info.description).toContain(field);
+  });
+
+  it("writes a nullable reference so that null matches it: anyOf [$ref, {type: null}], never an allOf with the referenced schema", async () => {
+    const doc: any = await (await t.request("GET", "/openapi.json", { key: null })).json();
+    const nullInAllOf: string[] = [];
+    const walk = (node: unknown, pointer: string): void => {
+      if (Array.isArray(node)) return node.forEach((item, i) => walk(item, `${pointer}/${i}`));
+      if (typeof node !== "object" || node === null) return;
+      const schema = node as Record<string, unknown>;
+      if (Array.isArray(schema.allOf) && schema.allOf.some((s: any) => s?.$ref) && schema.allOf.some((s: any) => s?.type === "null" || (Array.isArray(s?.type) && s.type.includes("null")))) {
+        nullInAllOf.push(pointer);
+      }
+      for (const [key, value] of Object.entries(schema)) walk(value, `${pointer}/${key}`);
+    };
+    walk(doc, "#");
+    expect(nullInAllOf).toEqual([]);
+    const pair = doc.components.schemas.Capabilities.properties.translation.properties.pairs.items;
+    expect(pair.required).toContain("pivot");
+    expect(pair.properties.pivot).toMatchObject({ anyOf: [{ $ref: "#/components/schemas/Language" }, { type: "null" }], description: expect.stringContaining("null for a direct pair") });
   });
 
   it("states the contract's defaults: use_voice_clone defaults to false", async () => {

@@ -9,7 +9,7 @@ import { loadConfig, type Config } from "@voiceloc/config";
 import type { CapabilityKind } from "@voiceloc/contracts";
 import { createGateway, type GatewayService } from "@voiceloc/gateway";
 import { silentLogger } from "@voiceloc/log";
-import { freePort, startNatsServer, tempDir } from "@voiceloc/testing";
+import { checkResponsesOf, freePort, startNatsServer, tempDir } from "@voiceloc/testing";
 import { createEngineStack, serveCapabilities, type EngineStack } from "./engines.ts";
 
 const KEY = "caps-mesh-key-alice-1";
@@ -51,16 +51,20 @@ async function worker(stack: EngineStack, kinds: CapabilityKind[]): Promise<{ st
   };
 }
 
-/** A gateway that asks the workers on every creation (no cache), so every creation could meet any worker. */
+/** A gateway that asks the workers on every creation (no cache), so every creation could meet any worker; spoken to over HTTP. */
 async function gateway(): Promise<{ gw: GatewayService; stop(): Promise<void> }> {
   const bus = await createNatsBus({ url: nats.url, logger, name: "caps-gateway" });
   buses.push(bus);
   const gw = await createGateway({ config: { ...config, port: await freePort() }, logger, bus, capabilityTtlMs: 0 });
-  await gw.start();
+  const port = await gw.start();
+  bases.set(gw, `http://127.0.0.1:${port}`);
+  checkResponsesOf(`http://127.0.0.1:${port}`);
   return { gw, stop: () => gw.stop() };
 }
 
-const post = (gw: GatewayService, path: string, body: unknown) => gw.app.request(path, { method: "POST", headers, body: JSON.stringify(body) });
+const bases = new Map<GatewayService, string>();
+const get = (gw: GatewayService, path: string) => fetch(`${bases.get(gw)}${path}`, { headers });
+const post = (gw: GatewayService, path: string, body: unknown) => fetch(`${bases.get(gw)}${path}`, { method: "POST", headers, body: JSON.stringify(body) });
 const book = { file: "book.txt", name: "x", source_language: "English" };
 
 describe("capability tables per kind, workers with different engines", () => {
@@ -110,12 +114,12 @@ describe("capability tables per kind, workers with different engines", () => {
   it("GET /v1/capabilities unites the kinds that answer; a kind nobody runs checks nothing and queues", async () => {
     const { gw, stop } = await gateway();
     try {
-      const none = await gw.app.request("/v1/capabilities", { headers });
+      const none = await get(gw, "/v1/capabilities");
       expect(none.status).toBe(503);
 
       const workers = [await worker(synthesisStack, ["synthesis"]), await worker(audiobookStack, ["audiobook"])];
       try {
-        const res = await gw.app.request("/v1/capabilities", { headers });
+        const res = await get(gw, "/v1/capabilities");
         expect(res.status).toBe(200);
         const caps = (await res.json()) as {
           synthesis: { languages: string[] };

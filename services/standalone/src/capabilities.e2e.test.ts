@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "@voiceloc/config";
 import type { Language } from "@voiceloc/contracts";
 import { silentLogger } from "@voiceloc/log";
-import { freePort, tempDir } from "@voiceloc/testing";
+import { freePort, tempDir, checkResponsesOf } from "@voiceloc/testing";
 import { createEngineStack } from "./engines.ts";
 import { startRuntime, type Runtime } from "./runtime.ts";
 import { SELF_TEST_SENTENCES as SAMPLE_SENTENCES } from "@voiceloc/engines";
@@ -17,6 +17,7 @@ beforeAll(async () => {
   dir = await tempDir("voiceloc-caps-");
   const port = await freePort();
   base = `http://127.0.0.1:${port}`;
+  checkResponsesOf(base);
   runtime = await startRuntime(
     loadConfig({ DATA_DIR: dir.path, PORT: String(port), HOST: "127.0.0.1", PUBLIC_BASE_URL: base, VOICELOC_API_KEYS: `alice:${KEY}`, LOG_LEVEL: "silent" }),
     silentLogger(),

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "@voiceloc/config";
 import { silentLogger } from "@voiceloc/log";
 import { runAccountsCli } from "@voiceloc/gateway";
-import { browserUnavailable, freePort, launchBrowser, offlinePage, tempDir, type OfflinePage } from "@voiceloc/testing";
+import { browserUnavailable, freePort, launchBrowser, offlinePage, tempDir, type OfflinePage, checkResponsesOf } from "@voiceloc/testing";
 import { startRuntime, type Runtime } from "./runtime.ts";
 
 const ARTIFACTS = fileURLToPath(new URL("../../../test-artifacts/dashboard/", import.meta.url));
@@ -40,6 +40,7 @@ describe.skipIf(unavailable !== null)("dashboard in a browser", () => {
     await mkdir(ARTIFACTS, { recursive: true });
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
+    checkResponsesOf(base);
     const env = { DATA_DIR: dir.path, MEDIA_ROOT: media, LOG_LEVEL: "silent", PUBLIC_BASE_URL: base, SANDBOX_MAX_BOOK_CHARACTERS: "300" };
     runtime = await startRuntime(loadConfig({ ...env, PORT: String(port), HOST: "127.0.0.1" }), silentLogger());
     const out: string[] = [];

@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "@voiceloc/config";
 import { silentLogger } from "@voiceloc/log";
 import { probe, resolveFfmpeg } from "@voiceloc/media";
-import { freePort, makeSpeechWav, tempDir } from "@voiceloc/testing";
+import { freePort, makeSpeechWav, tempDir, checkResponsesOf } from "@voiceloc/testing";
 import { startRuntime, type Runtime } from "./runtime.ts";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -77,6 +77,7 @@ describe("a voice failing its start-up self-test", () => {
     await chmod(fake, 0o755);
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
+    checkResponsesOf(base);
     child = spawn(process.execPath, ["--import", "tsx", join(here, "main.ts")], {
       cwd: join(here, ".."),
       env: {
@@ -181,6 +182,7 @@ describe("an OpenAI-compatible server that answers chat and transcriptions but h
     await makeSpeechWav("Hello everyone, the weather is nice today.", { voice: "flite:slt", path: join(media, "talk.wav") });
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
+    checkResponsesOf(base);
     runtime = await startRuntime(
       loadConfig({
         DATA_DIR: join(dir.path, "data-b"),

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "@voiceloc/config";
 import { silentLogger } from "@voiceloc/log";
-import { freePort, tempDir } from "@voiceloc/testing";
+import { freePort, tempDir, checkResponsesOf } from "@voiceloc/testing";
 import { startRuntime, type Runtime } from "./runtime.ts";
 
 const ALICE = "fair-key-alice-1";
@@ -23,6 +23,7 @@ beforeAll(async () => {
   await writeFile(join(media, "short.txt"), "A short story. It ends here.");
   const port = await freePort();
   base = `http://127.0.0.1:${port}`;
+  checkResponsesOf(base);
   runtime = await startRuntime(
     loadConfig({
       SERVICES: "gateway,audiobook",

@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { loadConfig } from "@voiceloc/config";
 import { silentLogger } from "@voiceloc/log";
-import { freePort, startNatsServer, tempDir, type NatsServerHandle } from "@voiceloc/testing";
+import { checkResponsesOf, freePort, startNatsServer, tempDir, type NatsServerHandle } from "@voiceloc/testing";
 import { startRuntime, type Runtime } from "./runtime.ts";
 import { chunkCheckpoints, createEnglishBook, isRunning, logLines, signalAndWait, startService, waitForChunkCheckpoints } from "./testing/processes.ts";
 
@@ -50,6 +50,7 @@ describe("/readyz follows the bus", () => {
         silentLogger(),
       );
       cleanups.push(() => runtime.stop());
+      if (services.split(",").includes("gateway")) checkResponsesOf(`http://127.0.0.1:${port}`);
       return runtime;
     };
     const gateway = await start("gateway", "gw");
@@ -136,6 +137,7 @@ describe("the entry process", () => {
     const paragraph = "The harbour woke slowly. Fishermen carried their nets down to the water, and gulls argued over the roofs. ";
     await writeFile(join(media, "long.txt"), Array.from({ length: 150 }, (_, i) => `${paragraph}Part ${i + 1}.`).join("\n\n"));
     const port = await freePort();
+    checkResponsesOf(`http://127.0.0.1:${port}`);
     const key = "stop-busy-key-1";
     let busy: { task_status: string; task_progress: number } | undefined;
     const exit = await runMain(

@@ -13,10 +13,10 @@ import { createMediaToolkit, resolveFfmpeg, type MediaToolkit } from "@voiceloc/
 import { freePort, makeSpeechWav, makeTestVideo, tempDir } from "@voiceloc/testing";
 import { createClient, unwrap } from "@voiceloc/sdk";
 import { signalAndWait, startService, type ServiceProcess } from "./testing/processes.ts";
+import { SDK_DIR, sdkReadmeExample } from "./testing/sdk-readme.ts";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
 const LAUNCHER = join(ROOT, "scripts", "voiceloc.mjs");
-const SDK_DIR = join(ROOT, "packages", "sdk");
 const KEY = "sdk-e2e-alice-key-1";
 const BOOK = [
   "The lighthouse keeper climbed the stairs every evening before the sun went down.",
@@ -227,13 +227,11 @@ describe("voiceloc CLI against the running service", () => {
 
 describe("@voiceloc/sdk", () => {
   it("runs the README's client example as written, which saves the MP3 it promises", async () => {
-    const readme = await readFile(join(SDK_DIR, "README.md"), "utf8");
-    const section = readme.slice(readme.indexOf("## Client"));
-    const example = /```ts\n([\s\S]*?)```/.exec(section)?.[1];
+    const example = await sdkReadmeExample();
     expect(example).toContain("createClient");
     // A file inside the package, so `@voiceloc/sdk` resolves to itself (self-reference, source condition).
     const script = join(SDK_DIR, `.readme-example-${process.pid}.ts`);
-    await writeFile(script, example as string);
+    await writeFile(script, example);
     const cwd = join(dir.path, "readme");
     await mkdir(cwd, { recursive: true });
     await writeFile(join(cwd, "book.txt"), BOOK);

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadConfig } from "@voiceloc/config";
 import { silentLogger } from "@voiceloc/log";
-import { SseReader, freePort, startNatsServer, tempDir, type SseEvent } from "@voiceloc/testing";
+import { SseReader, freePort, startNatsServer, tempDir, type SseEvent, checkResponsesOf } from "@voiceloc/testing";
 import { startRuntime } from "./runtime.ts";
 import { createEnglishBook, isRunning, logLines, signalAndWait, startService, type ServiceProcess } from "./testing/processes.ts";
 
@@ -150,6 +150,7 @@ describe("live progress in the single-machine process (in-process bus)", () => {
     await book(media, 12);
     const port = await freePort();
     const base = `http://127.0.0.1:${port}`;
+    checkResponsesOf(base);
     const runtime = await startRuntime(
       loadConfig({
         SERVICES: "gateway,audiobook",

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "@voiceloc/config";
 import { createLogger, silentLogger } from "@voiceloc/log";
 import { createMediaToolkit, GLOBAL_ARGS, inputArgs, resolveFfmpeg, runProcess, UNTRUSTED_MEDIA_DEMUXERS, type MediaToolkit } from "@voiceloc/media";
-import { freePort, makeSpeechWav, makeTestVideo, startNatsServer, tempDir } from "@voiceloc/testing";
+import { freePort, makeSpeechWav, makeTestVideo, startNatsServer, tempDir, checkResponsesOf } from "@voiceloc/testing";
 import { startRuntime, type Runtime } from "./runtime.ts";
 import { logLines, signalAndWait, startSampledGateway, startService, type ServiceProcess } from "./testing/processes.ts";
 
@@ -121,6 +121,7 @@ describe("subtitles through the HTTP API in one process", () => {
   beforeAll(async () => {
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
+    checkResponsesOf(base);
     runtime = await startRuntime(
       loadConfig({ DATA_DIR: join(dir.path, "single"), MEDIA_ROOT: mediaRoot, PORT: String(port), HOST: "127.0.0.1", PUBLIC_BASE_URL: base, VOICELOC_API_KEYS: `alice:${KEY}`, LOG_LEVEL: "debug" }),
       createLogger({ level: "debug", destination: { write: (line: string) => void log.push(line) } }),

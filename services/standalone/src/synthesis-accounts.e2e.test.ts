@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { accountKeySegment } from "@voiceloc/blobs";
 import { loadConfig } from "@voiceloc/config";
 import { silentLogger } from "@voiceloc/log";
-import { freePort, tempDir } from "@voiceloc/testing";
+import { freePort, tempDir, checkResponsesOf } from "@voiceloc/testing";
 import { startRuntime, type Runtime } from "./runtime.ts";
 
 const CAROL_KEY = "e2e-key-carol-1";
@@ -23,6 +23,7 @@ beforeAll(async () => {
   dir = await tempDir("voiceloc-accounts-");
   const port = await freePort();
   base = `http://127.0.0.1:${port}`;
+  checkResponsesOf(base);
   const config = loadConfig({
     DATA_DIR: dir.path,
     PORT: String(port),

@@ -6,7 +6,7 @@ import { loadConfig } from "@voiceloc/config";
 import { LANGUAGES, type Language } from "@voiceloc/contracts";
 import { silentLogger } from "@voiceloc/log";
 import { probe, resolveFfmpeg } from "@voiceloc/media";
-import { freePort, tempDir } from "@voiceloc/testing";
+import { freePort, tempDir, checkResponsesOf } from "@voiceloc/testing";
 import { startRuntime, type Runtime } from "./runtime.ts";
 import { SELF_TEST_SENTENCES as SAMPLE_SENTENCES } from "@voiceloc/engines";
 
@@ -20,6 +20,7 @@ beforeAll(async () => {
   dir = await tempDir("voiceloc-e2e-");
   const port = await freePort();
   base = `http://127.0.0.1:${port}`;
+  checkResponsesOf(base);
   const config = loadConfig({
     DATA_DIR: dir.path,
     PORT: String(port),

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "@voiceloc/config";
 import { silentLogger } from "@voiceloc/log";
 import { probe, resolveFfmpeg } from "@voiceloc/media";
-import { freePort, makeSpeechWav, tempDir } from "@voiceloc/testing";
+import { freePort, makeSpeechWav, tempDir, checkResponsesOf } from "@voiceloc/testing";
 import { startRuntime, type Runtime } from "./runtime.ts";
 
 const run = promisify(execFile);
@@ -37,6 +37,7 @@ beforeAll(async () => {
   await mkdir(media, { recursive: true });
   const port = await freePort();
   base = `http://127.0.0.1:${port}`;
+  checkResponsesOf(base);
   runtime = await startRuntime(
     loadConfig({ DATA_DIR: dir.path, MEDIA_ROOT: media, PORT: String(port), HOST: "127.0.0.1", PUBLIC_BASE_URL: base, VOICELOC_API_KEYS: `alice:${KEY}`, LOG_LEVEL: "silent" }),
     silentLogger(),

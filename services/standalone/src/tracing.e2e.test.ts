@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "@voiceloc/config";
 import { silentLogger } from "@voiceloc/log";
 import { InMemorySpanExporter, SpanKind, setupTracing, type ReadableSpan } from "@voiceloc/telemetry";
-import { freePort, startNatsServer, tempDir } from "@voiceloc/testing";
+import { freePort, startNatsServer, tempDir, checkResponsesOf } from "@voiceloc/testing";
 import { startRuntime, type Runtime } from "./runtime.ts";
 
 const KEY = "trace-key-alice-1";
@@ -30,6 +30,7 @@ beforeAll(async () => {
   await writeFile(join(media, "short.txt"), "The keeper lit the lamp. Ships saw the light and stayed off the rocks.");
   const port = await freePort();
   base = `http://127.0.0.1:${port}`;
+  checkResponsesOf(base);
   runtime = await startRuntime(
     loadConfig({
       NATS_URL: nats.url,

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Webhook } from "standardwebhooks";
 import { loadConfig } from "@voiceloc/config";
 import { silentLogger } from "@voiceloc/log";
-import { freePort, startNatsServer, tempDir, type NatsServerHandle } from "@voiceloc/testing";
+import { freePort, startNatsServer, tempDir, type NatsServerHandle, checkResponsesOf } from "@voiceloc/testing";
 import { startRuntime, type Runtime } from "./runtime.ts";
 
 const KEY = "webhooks-key-alice-1";
@@ -105,6 +105,7 @@ describe.each([
     if (withNats) nats = await startNatsServer();
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
+    checkResponsesOf(base);
     runtime = await startRuntime(
       loadConfig({
         DATA_DIR: dir.path,

@@ -749,7 +749,7 @@ export interface components {
              * @description Whether a voice clone is used. Default false.
              * @default false
              */
-            use_voice_clone: boolean;
+            use_voice_clone?: boolean;
             /** @description Preset voice for the audio (see `GET /v1/voices`); default: the target language's most natural voice. */
             preset_voice_name?: string | null;
             /** @description Public URL of a sample voice audio. Used only when use_voice_clone is true. */
@@ -867,8 +867,12 @@ export interface components {
                 pairs: {
                     source: components["schemas"]["Language"];
                     target: components["schemas"]["Language"];
-                    pivot: components["schemas"]["Language"] & (string | null);
-                    /** @enum {string} */
+                    /** @description The language the text is translated through (source → pivot → target) when no engine translates the pair directly; null for a direct pair. */
+                    pivot: components["schemas"]["Language"] | null;
+                    /**
+                     * @description How the pair is translated: rule-based (Apertium), a neural MT model, or a general language model.
+                     * @enum {string}
+                     */
                     quality: "rule-based" | "neural" | "llm";
                 }[];
             };
@@ -1191,6 +1195,15 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The policy: at most `q` requests in any `w` seconds are always served (a token bucket of `q` refilled over `w` seconds). */
                     "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The workers of this kind could not say what their engines can do (a worker refused or failed the capability request): nothing was created. Retry later. */
+            502: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -1547,6 +1560,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The workers of this kind could not say what their engines can do (a worker refused or failed the capability request): nothing was created. Retry later. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     get_audio_stream: {
@@ -1791,6 +1813,15 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The policy: at most `q` requests in any `w` seconds are always served (a token bucket of `q` refilled over `w` seconds). */
                     "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The workers of this kind could not say what their engines can do (a worker refused or failed the capability request): nothing was created. Retry later. */
+            502: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -2045,6 +2076,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The synthesis service refused or failed the request for its voices. Retry later. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description No synthesis service is running. */
             503: {
                 headers: {
@@ -2110,6 +2150,15 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The policy: at most `q` requests in any `w` seconds are always served (a token bucket of `q` refilled over `w` seconds). */
                     "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A worker refused or failed the capability request. Retry later. */
+            502: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -2241,6 +2290,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description This gateway is shutting down and opens no new stream: reconnect (to any gateway, with `Last-Event-ID`) after `Retry-After`. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before reconnecting. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     stream_voice_stream_events: {
@@ -2357,6 +2417,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description This gateway is shutting down and opens no new stream: reconnect (to any gateway, with `Last-Event-ID`) after `Retry-After`. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before reconnecting. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     stream_subtitle_events: {
@@ -2467,6 +2538,17 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The policy: at most `q` requests in any `w` seconds are always served (a token bucket of `q` refilled over `w` seconds). */
                     "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description This gateway is shutting down and opens no new stream: reconnect (to any gateway, with `Last-Event-ID`) after `Retry-After`. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before reconnecting. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {

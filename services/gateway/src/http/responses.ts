@@ -36,6 +36,15 @@ export const createErrorResponses = {
   },
 } as const;
 
+/** A creation checked against the capability table of its kind's workers (`checkCapabilities`). */
+export const capabilityErrorResponses = {
+  502: {
+    description:
+      "The workers of this kind could not say what their engines can do (a worker refused or failed the capability request): nothing was created. Retry later.",
+    content: errorContent,
+  },
+} as const;
+
 export const idempotencyHeader = {
   name: "Idempotency-Key",
   in: "header" as const,

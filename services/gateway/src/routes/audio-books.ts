@@ -11,7 +11,7 @@ import type { GatewayDeps } from "../app.ts";
 import type { GatewayApp } from "../http/context.ts";
 import { respond } from "../http/respond.ts";
 import { NotFoundError } from "../http/errors.ts";
-import { bodyErrorResponses, createErrorResponses, errorResponses, notFoundResponse } from "../http/responses.ts";
+import { bodyErrorResponses, capabilityErrorResponses, createErrorResponses, errorResponses, notFoundResponse } from "../http/responses.ts";
 import { newTaskFields, presentAudioBook, type AudioBookDoc } from "../records/kinds.ts";
 import { IdempotencyHeaders, SECURITY, checkCapabilities, checkFileReference, dispatchQuietly, idempotent, listPage } from "./shared.ts";
 
@@ -50,6 +50,7 @@ const createAudioBook = createRoute({
     201: { description: "The audio book record, `task_status: queued`.", content: json(AudioBookSchema) },
     ...errorResponses,
     ...createErrorResponses,
+    ...capabilityErrorResponses,
     ...bodyErrorResponses,
   },
 });

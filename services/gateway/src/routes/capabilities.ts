@@ -1,33 +1,11 @@
-import { createRoute, z } from "@hono/zod-openapi";
-import { ErrorSchema, LanguageSchema } from "@voiceloc/contracts";
+import { createRoute } from "@hono/zod-openapi";
+import { CapabilitiesResponseSchema, ErrorSchema } from "@voiceloc/contracts";
 import type { GatewayDeps } from "../app.ts";
 import type { GatewayApp } from "../http/context.ts";
 import { respond } from "../http/respond.ts";
 import { ServiceUnavailableError } from "../http/errors.ts";
 import { errorResponses } from "../http/responses.ts";
 import { SECURITY } from "./shared.ts";
-
-const Languages = z.object({ languages: z.array(LanguageSchema) });
-
-const CapabilitiesResponse = z
-  .object({
-    synthesis: Languages.openapi({ description: "Languages speech can be synthesised in (audio books, voice streams, `/v1/speech/synthesize`)." }),
-    recognition: Languages.openapi({ description: "Languages speech can be recognised in (voice streams, subtitles)." }),
-    translation: z
-      .object({
-        pairs: z.array(
-          z.object({
-            source: LanguageSchema,
-            target: LanguageSchema,
-            pivot: LanguageSchema.nullable().openapi({ description: "Set when the pair is reached by translating through this language." }),
-            quality: z.enum(["rule-based", "neural", "llm"]),
-          }),
-        ),
-      })
-      .openapi({ description: "Translation pairs (same-language tasks need none)." }),
-    cloning: z.object({ available: z.boolean(), languages: z.array(LanguageSchema) }),
-  })
-  .openapi("Capabilities");
 
 const getCapabilities = createRoute({
   method: "get",
@@ -39,8 +17,9 @@ const getCapabilities = createRoute({
   tags: ["Speech"],
   security: SECURITY,
   responses: {
-    200: { description: "The capability table.", content: { "application/json": { schema: CapabilitiesResponse } } },
+    200: { description: "The capability table.", content: { "application/json": { schema: CapabilitiesResponseSchema } } },
     ...errorResponses,
+    502: { description: "A worker refused or failed the capability request. Retry later.", content: { "application/json": { schema: ErrorSchema } } },
     503: { description: "No worker of any kind is running to answer.", content: { "application/json": { schema: ErrorSchema } } },
   },
 });

@@ -127,6 +127,11 @@ function eventRoute(options: { path: string; param: string; operationId: string;
         description: `${errorResponses[429].description} Also: the account already holds \`SSE_MAX_STREAMS_PER_ACCOUNT\` open event streams on this gateway process.`,
         content: { "application/json": { schema: ErrorSchema } },
       },
+      503: {
+        description: "This gateway is shutting down and opens no new stream: reconnect (to any gateway, with `Last-Event-ID`) after `Retry-After`.",
+        headers: { "Retry-After": { description: "Seconds to wait before reconnecting.", schema: { type: "integer", minimum: 1, example: 1 } } },
+        content: { "application/json": { schema: ErrorSchema } },
+      },
     },
   });
 }

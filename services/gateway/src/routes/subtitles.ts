@@ -5,7 +5,7 @@ import type { GatewayDeps } from "../app.ts";
 import type { GatewayApp } from "../http/context.ts";
 import { respond } from "../http/respond.ts";
 import { NotFoundError } from "../http/errors.ts";
-import { bodyErrorResponses, createErrorResponses, errorResponses, notFoundResponse } from "../http/responses.ts";
+import { bodyErrorResponses, capabilityErrorResponses, createErrorResponses, errorResponses, notFoundResponse } from "../http/responses.ts";
 import { newTaskFields, presentSubtitle, type SubtitleDoc } from "../records/kinds.ts";
 import { IdempotencyHeaders, SECURITY, checkCapabilities, checkFileReference, dispatchQuietly, idempotent, listPage } from "./shared.ts";
 
@@ -46,6 +46,7 @@ const subtitleVideo = createRoute({
     },
     ...errorResponses,
     ...createErrorResponses,
+    ...capabilityErrorResponses,
     ...bodyErrorResponses,
   },
 });

@@ -5,7 +5,7 @@ import type { GatewayDeps } from "../app.ts";
 import type { GatewayApp } from "../http/context.ts";
 import { respond } from "../http/respond.ts";
 import { NotFoundError } from "../http/errors.ts";
-import { bodyErrorResponses, createErrorResponses, errorResponses, notFoundResponse } from "../http/responses.ts";
+import { bodyErrorResponses, capabilityErrorResponses, createErrorResponses, errorResponses, notFoundResponse } from "../http/responses.ts";
 import { newTaskFields, presentVoiceStream, type VoiceStreamDoc } from "../records/kinds.ts";
 import { IdempotencyHeaders, SECURITY, checkCapabilities, checkFileReference, dispatchQuietly, idempotent, listPage } from "./shared.ts";
 
@@ -37,6 +37,7 @@ const createVoiceStream = createRoute({
     201: { description: "The voice stream record, `task_status: queued`.", content: json(VoiceStreamSchema) },
     ...errorResponses,
     ...createErrorResponses,
+    ...capabilityErrorResponses,
     ...bodyErrorResponses,
   },
 });

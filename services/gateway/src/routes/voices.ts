@@ -20,6 +20,7 @@ const listVoices = createRoute({
   responses: {
     200: { description: "Voices.", content: { "application/json": { schema: z.array(VoiceInfoSchema) } } },
     ...errorResponses,
+    502: { description: "The synthesis service refused or failed the request for its voices. Retry later.", content: { "application/json": { schema: ErrorSchema } } },
     503: { description: "No synthesis service is running.", content: { "application/json": { schema: ErrorSchema } } },
   },
 });

@@ -8,6 +8,7 @@ import { createNatsBus } from "@voiceloc/bus";
 import { loadConfig } from "@voiceloc/config";
 import { createGateway } from "@voiceloc/gateway";
 import { silentLogger } from "@voiceloc/log";
+import { checkResponsesOf } from "@voiceloc/testing";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -23,7 +24,10 @@ export interface ServiceProcess {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** Starts `main.ts` with SERVICES and PORT set and waits until its /readyz answers 200. */
+/**
+ * Starts `main.ts` with SERVICES and PORT set and waits until its /readyz answers 200. A gateway's
+ * responses are checked against its OpenAPI document from then on (see contract-setup.ts).
+ */
 export async function startService(services: string, env: Record<string, string>, port: number, readyWithinMs = 120_000): Promise<ServiceProcess> {
   const child = spawn(process.execPath, ["--import", "tsx", entry], {
     cwd: join(dirname(entry), ".."),
@@ -44,7 +48,10 @@ export async function startService(services: string, env: Record<string, string>
       (res) => res.status === 200,
       () => false,
     );
-    if (ok) return proc;
+    if (ok) {
+      if (services.split(",").some((name) => name.trim() === "gateway")) checkResponsesOf(`http://127.0.0.1:${port}`);
+      return proc;
+    }
     await new Promise((r) => setTimeout(r, 250));
   }
   child.kill("SIGKILL");
@@ -131,6 +138,7 @@ export async function startSampledGateway(
     },
   });
   await gateway.start();
+  checkResponsesOf(`http://127.0.0.1:${port}`);
   return {
     progressOf,
     stop: async () => {
