@@ -20,7 +20,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { silentLogger } from "@voiceloc/log";
 import { createMediaToolkit, resolveFfmpeg, type MediaToolkit } from "@voiceloc/media";
-import { freePort, tempDir } from "@voiceloc/testing";
+import { checkResponsesOf, freePort, tempDir } from "@voiceloc/testing";
 import { signalAndWait, startService, type ServiceProcess } from "./testing/processes.ts";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
@@ -143,6 +143,8 @@ beforeAll(async () => {
   media = createMediaToolkit(await resolveFfmpeg({ logger: silentLogger() }), silentLogger());
   port = await freePort();
   service = await startService(ALL_SERVICES, { ...seeded, DATA_DIR: join(dir.path, "data") }, port, 240_000);
+  // The README's commands name it localhost: the links they print are checked against its document too.
+  checkResponsesOf(`http://localhost:${port}`);
 }, 300_000);
 
 afterAll(async () => {
