@@ -2,9 +2,31 @@
  * Hostile media for tests: files whose headers lie, made from honest files by editing their bytes.
  */
 
-const CONTAINERS = new Set(["moov", "trak", "mdia"]);
-/** Boxes holding the sample description: moov > trak > mdia > minf > stbl > stsd. */
-const SAMPLE_CONTAINERS = new Set(["moov", "trak", "mdia", "minf", "stbl"]);
+/** Boxes that hold other boxes on the way to the ones rewritten: moov > trak > mdia > minf > stbl. */
+const CONTAINERS = new Set(["moov", "trak", "mdia", "minf", "stbl"]);
+
+/** Calls `visit` with the type and body offset of every box under the containers above, in file order. */
+function walkMp4Boxes(file: Buffer, visit: (type: string, body: number) => void): void {
+  const walk = (start: number, end: number): void => {
+    let offset = start;
+    while (offset + 8 <= end) {
+      let size = file.readUInt32BE(offset);
+      const type = file.toString("latin1", offset + 4, offset + 8);
+      let header = 8;
+      if (size === 1) {
+        size = Number(file.readBigUInt64BE(offset + 8));
+        header = 16;
+      } else if (size === 0) {
+        size = end - offset;
+      }
+      if (size < header || offset + size > end) return;
+      if (CONTAINERS.has(type)) walk(offset + header, offset + size);
+      visit(type, offset + header);
+      offset += size;
+    }
+  };
+  walk(0, file.length);
+}
 
 /**
  * An MP4/M4A whose movie (`mvhd`) and media (`mdhd`) headers claim `seconds`, whatever the samples
@@ -13,36 +35,18 @@ const SAMPLE_CONTAINERS = new Set(["moov", "trak", "mdia", "minf", "stbl"]);
 export function withClaimedMp4Duration(file: Buffer, seconds: number): Buffer {
   const out = Buffer.from(file);
   let patched = 0;
-  const walk = (start: number, end: number): void => {
-    let offset = start;
-    while (offset + 8 <= end) {
-      let size = out.readUInt32BE(offset);
-      const type = out.toString("latin1", offset + 4, offset + 8);
-      let header = 8;
-      if (size === 1) {
-        size = Number(out.readBigUInt64BE(offset + 8));
-        header = 16;
-      } else if (size === 0) {
-        size = end - offset;
-      }
-      if (size < header || offset + size > end) return;
-      if (CONTAINERS.has(type)) walk(offset + header, offset + size);
-      if (type === "mvhd" || type === "mdhd") {
-        const body = offset + header;
-        const version = out[body] ?? 0;
-        if (version === 1) {
-          const timescale = out.readUInt32BE(body + 20);
-          out.writeBigUInt64BE(BigInt(Math.round(seconds * timescale)), body + 24);
-        } else {
-          const timescale = out.readUInt32BE(body + 12);
-          out.writeUInt32BE(Math.min(0xffffffff, Math.round(seconds * timescale)), body + 16);
-        }
-        patched++;
-      }
-      offset += size;
+  walkMp4Boxes(out, (type, body) => {
+    if (type !== "mvhd" && type !== "mdhd") return;
+    const version = out[body] ?? 0;
+    if (version === 1) {
+      const timescale = out.readUInt32BE(body + 20);
+      out.writeBigUInt64BE(BigInt(Math.round(seconds * timescale)), body + 24);
+    } else {
+      const timescale = out.readUInt32BE(body + 12);
+      out.writeUInt32BE(Math.min(0xffffffff, Math.round(seconds * timescale)), body + 16);
     }
-  };
-  walk(0, out.length);
+    patched++;
+  });
   if (patched < 2) throw new Error(`expected mvhd and mdhd boxes, patched ${patched}`);
   return out;
 }
@@ -71,45 +75,27 @@ export function withZeroWavChannels(file: Buffer): Buffer {
 export function withClaimedMp4PictureSize(file: Buffer, width: number, height: number): Buffer {
   const out = Buffer.from(file);
   let patched = 0;
-  const walk = (start: number, end: number): void => {
-    let offset = start;
-    while (offset + 8 <= end) {
-      let size = out.readUInt32BE(offset);
-      const type = out.toString("latin1", offset + 4, offset + 8);
-      let header = 8;
-      if (size === 1) {
-        size = Number(out.readBigUInt64BE(offset + 8));
-        header = 16;
-      } else if (size === 0) {
-        size = end - offset;
+  walkMp4Boxes(out, (type, body) => {
+    if (type === "tkhd") {
+      // version 0: 4 + 4*5 + 8 + 2*4 + 36 = 76 bytes to the width; version 1: 12 more (64-bit times and duration)
+      const at = body + ((out[body] ?? 0) === 1 ? 88 : 76);
+      // an audio track's tkhd says 0×0: only a picture's is rewritten
+      if (out.readUInt32BE(at) !== 0) {
+        out.writeUInt32BE(width * 65536, at);
+        out.writeUInt32BE(height * 65536, at + 4);
+        patched++;
       }
-      if (size < header || offset + size > end) return;
-      const body = offset + header;
-      if (SAMPLE_CONTAINERS.has(type)) walk(body, offset + size);
-      if (type === "tkhd") {
-        // version 0: 4 + 4*5 + 8 + 2*4 + 36 = 76 bytes to the width; version 1: 12 more (64-bit times and duration)
-        const at = body + ((out[body] ?? 0) === 1 ? 88 : 76);
-        // an audio track's tkhd says 0×0: only a picture's is rewritten
-        if (out.readUInt32BE(at) !== 0) {
-          out.writeUInt32BE(width * 65536, at);
-          out.writeUInt32BE(height * 65536, at + 4);
-          patched++;
-        }
+    } else if (type === "stsd") {
+      // full box (4) + entry count (4), then the first entry: size, type, 6 reserved, index (2), 16 bytes, width, height
+      const entry = body + 8;
+      const format = out.toString("latin1", entry + 4, entry + 8);
+      if (!["mp4a", "ac-3", "ec-3", "Opus", "fLaC", ".mp3"].includes(format)) {
+        out.writeUInt16BE(width, entry + 32);
+        out.writeUInt16BE(height, entry + 34);
+        patched++;
       }
-      if (type === "stsd") {
-        // full box (4) + entry count (4), then the first entry: size, type, 6 reserved, index (2), 16 bytes, width, height
-        const entry = body + 8;
-        const format = out.toString("latin1", entry + 4, entry + 8);
-        if (!["mp4a", "ac-3", "ec-3", "Opus", "fLaC", ".mp3"].includes(format)) {
-          out.writeUInt16BE(width, entry + 32);
-          out.writeUInt16BE(height, entry + 34);
-          patched++;
-        }
-      }
-      offset += size;
     }
-  };
-  walk(0, out.length);
+  });
   if (patched < 2) throw new Error(`expected a video tkhd and stsd, patched ${patched}`);
   return out;
 }
