@@ -22,7 +22,9 @@ const ABORT_CODES = new Set(["ECONNRESET", "ECONNABORTED", "EPIPE", "ERR_STREAM_
  */
 export function clientClosedRequest(c: Context<GatewayEnv>, error: unknown): boolean {
   const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
-  const gone = incoming?.errored ?? (c.req.raw.signal.aborted ? c.req.raw.signal.reason : undefined);
+  // Node destroys a request whose client closed its connection early with an error ("aborted"); a request this
+  // gateway stopped reading itself (an upload over its limit, cut short after the 413) is destroyed without one.
+  const gone = incoming !== undefined ? (incoming.errored ?? undefined) : c.req.raw.signal.aborted ? c.req.raw.signal.reason : undefined;
   if (gone === undefined || gone === null) return false;
   if (error instanceof HttpProblem || error instanceof HTTPException) return true;
   let current: unknown = error;
