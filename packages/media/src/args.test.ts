@@ -151,7 +151,7 @@ describe("buildBurnSubtitlesArgs", () => {
     });
     const vf = args[args.indexOf("-vf") + 1];
     expect(vf).toBe(
-      "subtitles=filename=/w/it\\\\\\'s\\\\: a\\, test.srt:fontsdir=/fonts:force_style=FontName=Noto Sans CJK SC\\,FontSize=24\\,PrimaryColour=&H00FFFFFF\\,Outline=2",
+      "crop=trunc(iw/2)*2:trunc(ih/2)*2:0:0,subtitles=filename=/w/it\\\\\\'s\\\\: a\\, test.srt:fontsdir=/fonts:force_style=FontName=Noto Sans CJK SC\\,FontSize=24\\,PrimaryColour=&H00FFFFFF\\,Outline=2",
     );
     expect(args).toContain("0:a:0?");
     expect(args.slice(-4)).toEqual(["-f", "mp4", "-y", "/o.mp4"]);

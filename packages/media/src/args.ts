@@ -54,6 +54,12 @@ export function safePath(path: string, what = "file"): string {
   return isAbsolute(path) ? path : resolve(path);
 }
 
+/**
+ * Crops a frame of odd width or height by its last column or row: x264 with 4:2:0 chroma takes only
+ * even sizes, and a 721×1281 phone video would otherwise fail its burn-in ("width not divisible by 2").
+ */
+export const EVEN_FRAME = "crop=trunc(iw/2)*2:trunc(ih/2)*2:0:0";
+
 /** Default largest picture any decoder may produce (MAX_VIDEO_PIXELS): 8192×4320 (8K), 35.4 megapixels. */
 export const DEFAULT_MAX_VIDEO_PIXELS = 8192 * 4320;
 
@@ -708,7 +714,7 @@ export function buildBurnSubtitlesArgs(spec: BurnSubtitlesArgs): string[] {
     ...audioInput,
     "-map", "0:v:0",
     ...audioMap,
-    "-vf", `subtitles=${options.join(":")}`,
+    "-vf", `${EVEN_FRAME},subtitles=${options.join(":")}`,
     "-c:v", "libx264", "-preset", spec.preset ?? "veryfast", "-crf", String(crf), "-pix_fmt", "yuv420p",
     "-c:a", "aac", "-b:a", "160k",
     "-sn", "-dn", "-map_metadata", "-1", "-movflags", "+faststart",

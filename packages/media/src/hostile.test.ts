@@ -147,6 +147,16 @@ describe("pictures too big for memory", () => {
     await media.run(args, { what: "Drawing the subtitles onto the video" });
   });
 
+  it("a frame of odd width and height (721×1281) is burned, cropped to even (x264 refuses odd sizes)", async () => {
+    const odd = join(dir, "odd.mp4");
+    await exec("ffmpeg", ["-nostdin", "-v", "error", "-f", "lavfi", "-i", "testsrc=s=721x1281:r=25:d=1", "-f", "lavfi", "-i", "sine=d=1", "-c:v", "libx264", "-pix_fmt", "yuv444p", "-c:a", "aac", "-shortest", "-y", odd]);
+    const srt = join(dir, "cue3.srt");
+    await writeFile(srt, "1\n00:00:00,000 --> 00:00:00,800\nHello there\n");
+    const output = join(dir, "odd-burned.mp4");
+    await limited(2048 * MiB, () => media.run(buildBurnInArgs({ video: odd, subtitles: srt, output }), { what: "Drawing the subtitles onto the video" }));
+    expect((await media.probe(output)).video).toMatchObject({ width: 720, height: 1280 });
+  });
+
   it("a child killed by the kernel (SIGKILL we did not send) is out of memory, not 'stopped without saying why'", async () => {
     const error = await runFfmpeg(["-c", "kill -KILL $$"], { ffmpegPath: "/bin/sh", what: "Drawing the subtitles onto the video" }).catch((e: unknown) => e);
     expect(error).toMatchObject({ name: "FfmpegFailedError", code: "MEDIA_TOO_LARGE", exitSignal: "SIGKILL" });

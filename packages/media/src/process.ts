@@ -210,6 +210,8 @@ const OUT_OF_MEMORY_TEXT = /Cannot allocate memory|failed to map segment from sh
  * allocation message at all, only "Error while opening encoder"). Read only when a limit applied.
  */
 const LIMITED_FAILURE_TEXT = /Error while opening encoder|pthread_create|Resource temporarily unavailable/i;
+/** An encoder that names its cause ("width not divisible by 2", an invalid or unsupported setting) did not run out of memory. */
+const NAMED_CAUSE_TEXT = /not divisible|invalid (?:argument|value|option|dimensions)|not supported|unsupported/i;
 
 /** Signals a program dies of when it runs out of memory: killed by the kernel, or crashed on a failed allocation. */
 const MEMORY_DEATHS: readonly NodeJS.Signals[] = ["SIGKILL", "SIGSEGV", "SIGABRT", "SIGBUS"];
@@ -225,7 +227,8 @@ export function ranOutOfMemory(
   if (result.aborted || result.timedOut || result.exitCode === 0) return false;
   if (result.exitSignal !== null && MEMORY_DEATHS.includes(result.exitSignal)) return true;
   if (result.stderrTail.some((line) => OUT_OF_MEMORY_TEXT.test(line))) return true;
-  return (result.memoryLimitBytes ?? 0) > 0 && result.stderrTail.some((line) => LIMITED_FAILURE_TEXT.test(line));
+  if ((result.memoryLimitBytes ?? 0) === 0 || result.stderrTail.some((line) => NAMED_CAUSE_TEXT.test(line))) return false;
+  return result.stderrTail.some((line) => LIMITED_FAILURE_TEXT.test(line));
 }
 
 /** Plain words for a child that ran out of memory, naming the limit when there was one. */

@@ -79,7 +79,7 @@ describe("buildBurnInArgs", () => {
     expect(valueOf(args, "-protocol_whitelist")).toBe("file,pipe");
     expect(valueOf(args, "-i")).toBe("/in/it's [v].mp4");
     expect(args.filter((a, i) => args[i - 1] === "-map")).toEqual(["0:v:0", "0:a:0?"]);
-    expect(valueOf(args, "-vf")).toBe(String.raw`subtitles=filename=/w/cues\\:1.srt:force_style=FontName=Noto Nastaliq Urdu\,FontSize=16`);
+    expect(valueOf(args, "-vf")).toBe(String.raw`crop=trunc(iw/2)*2:trunc(ih/2)*2:0:0,subtitles=filename=/w/cues\\:1.srt:force_style=FontName=Noto Nastaliq Urdu\,FontSize=16`);
     expect(valueOf(args, "-c:v")).toBe("libx264");
     expect(valueOf(args, "-c:a")).toBe("copy");
     expect(valueOf(args, "-t")).toBe("3600.000");

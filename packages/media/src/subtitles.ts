@@ -3,7 +3,7 @@
  * result, a length-capped speech extraction, burning subtitles into the picture with the audio copied,
  * and adding a soft subtitle track without re-encoding anything.
  */
-import { escapeFilterValue, forceStyleString, GLOBAL_ARGS, inputArgs, safePath, UNTRUSTED_MEDIA_DEMUXERS, type SubtitleStyle } from "./args.ts";
+import { escapeFilterValue, EVEN_FRAME, forceStyleString, GLOBAL_ARGS, inputArgs, safePath, UNTRUSTED_MEDIA_DEMUXERS, type SubtitleStyle } from "./args.ts";
 import { MediaProbeError, MediaRequestError } from "./errors.ts";
 import type { MediaInfo } from "./probe.ts";
 
@@ -119,7 +119,7 @@ export function buildBurnInArgs(spec: BurnInArgs): string[] {
     "-map", "0:v:0",
     "-map", "0:a:0?",
     ...(spec.maxSeconds === undefined ? [] : ["-t", seconds(spec.maxSeconds)]),
-    "-vf", `subtitles=${options.join(":")}`,
+    "-vf", `${EVEN_FRAME},subtitles=${options.join(":")}`,
     "-c:v", "libx264", "-preset", spec.preset ?? "veryfast", "-crf", String(crf), "-pix_fmt", "yuv420p",
     "-c:a", "copy",
     "-sn", "-dn", "-map_metadata", "-1", "-map_chapters", "-1",
