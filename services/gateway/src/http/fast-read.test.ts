@@ -231,6 +231,28 @@ describe("fast record reads", () => {
     expect(f.handedOn).toEqual([`GET ${bookPath(id)}`, `GET ${bookPath(id)}`]); // the first read, and bob's
   });
 
+  it("a stored document the presenter cannot read is the app's 500, not an unhandled rejection that ends the process (MongoDB)", async () => {
+    const f = await start({}, { withoutStoredText: true });
+    const id = await completedBook(f, "alice", "Corrupt");
+    expect((await get(f, bookPath(id), { "API-KEY": ALICE_KEY })).status).toBe(200); // verifies the key
+    const repo = f.gateway.deps.audioBooks;
+    const getOwned = repo.getOwned.bind(repo);
+    // a document whose field cannot be read, as a corrupt store could give
+    repo.getOwned = async (owner, wanted) => {
+      const doc = await getOwned(owner, wanted);
+      if (doc !== null) Object.defineProperty(doc, "task_status", { get: () => { throw new Error("corrupt document"); } });
+      return doc;
+    };
+    try {
+      const corrupt = await get(f, bookPath(id), { "API-KEY": ALICE_KEY });
+      expect(corrupt.status).toBe(500);
+    } finally {
+      repo.getOwned = getOwned;
+    }
+    // the process goes on serving
+    expect((await get(f, bookPath(id), { "API-KEY": ALICE_KEY })).status).toBe(200);
+  });
+
   it("signs download links anew as time passes, as the app does", async () => {
     const f = await start();
     const id = await completedBook(f, "alice", "Links");

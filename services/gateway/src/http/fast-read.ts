@@ -302,7 +302,14 @@ export function withFastRecordReads(deps: FastReadDeps, app: Listener): Listener
       return app(req, res);
     }
     if (doc === null) return app(req, res);
-    answer(req, res, served, replyOf(kind.present(doc)));
+    let reply;
+    try {
+      reply = replyOf(kind.present(doc));
+    } catch {
+      // a document the presenter cannot read: the app reads it again and answers (and logs) what that gives
+      return app(req, res);
+    }
+    answer(req, res, served, reply);
   };
 
   /** The list of `kind` with the query string `search` ("" for none), if the query is plain. */
@@ -352,7 +359,11 @@ export function withFastRecordReads(deps: FastReadDeps, app: Listener): Listener
         reply = mark === undefined ? undefined : kind.views.atMark(found.id, mark, principal.accountId);
         if (reply === undefined) {
           const text = kind.repo.getTextSync(found.id);
-          if (text === undefined) return void answerFromDocument(req, res, kind, found.id, served);
+          if (text === undefined) {
+            // nobody awaits this read: whatever it throws is handed to the app, never left an unhandled rejection
+            answerFromDocument(req, res, kind, found.id, served).catch(() => app(req, res));
+            return;
+          }
           reply = text === null ? null : kind.views.fromText(found.id, text, principal.accountId, mark);
         }
       }
