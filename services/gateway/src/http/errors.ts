@@ -39,9 +39,15 @@ export class ForbiddenError extends HttpProblem {
   }
 }
 
+/**
+ * 429 Too Many Requests, `{"detail": "..."}`: the one class of every 429 (the rate limit, the sandbox's
+ * tasks in flight). `Retry-After` (whole seconds) and any other header fields (the rate limit's
+ * `RateLimit`, `RateLimit-Policy`) are answered with it.
+ */
 export class TooManyRequestsError extends HttpProblem {
-  constructor(detail: string, retryAfterSeconds?: number) {
-    super(429, "too_many_requests", detail, retryAfterSeconds ? { headers: { "Retry-After": String(retryAfterSeconds) } } : undefined);
+  constructor(detail: string, retryAfterSeconds?: number, headers: Record<string, string> = {}) {
+    const fields = retryAfterSeconds ? { "Retry-After": String(retryAfterSeconds), ...headers } : headers;
+    super(429, "too_many_requests", detail, Object.keys(fields).length > 0 ? { headers: fields } : undefined);
     this.name = "TooManyRequestsError";
   }
 }

@@ -27,13 +27,13 @@
  * On a 429, `t` equals `Retry-After`: the seconds until one request is allowed.
  */
 import { createHash } from "node:crypto";
-import type { Context, MiddlewareHandler } from "hono";
+import type { Context } from "hono";
 import { ErrorSchema } from "@voiceloc/contracts";
 import type { Logger } from "@voiceloc/log";
 import { DuplicateKeyError, type Collection, type Store } from "@voiceloc/store";
 import type { Principal } from "../auth/authenticator.ts";
 import type { GatewayEnv } from "./context.ts";
-import { HttpProblem } from "./errors.ts";
+import { TooManyRequestsError } from "./errors.ts";
 import { headerFields } from "./respond.ts";
 
 export interface RateLimitPolicy {
@@ -96,14 +96,6 @@ export class RateLimitContentionError extends Error {
   constructor(options?: { cause?: unknown }) {
     super("other gateways kept changing the credential's bucket", options);
     this.name = "RateLimitContentionError";
-  }
-}
-
-/** 429 Too Many Requests, `{"detail": "..."}` with `Retry-After` and the RateLimit fields. */
-export class TooManyRequestsError extends HttpProblem {
-  constructor(detail: string, headers: Record<string, string>) {
-    super(429, "rate_limited", detail, { headers });
-    this.name = "TooManyRequestsError";
   }
 }
 
@@ -322,11 +314,8 @@ export async function meterRequest(limiter: RateLimiter, c: Context<GatewayEnv>)
       const { perMinute, burst } = limiter.policy;
       throw new TooManyRequestsError(
         `Too many requests for this credential: the limit is ${perMinute} requests per minute, with bursts of up to ${burst}. Try again in ${seconds} second${seconds === 1 ? "" : "s"}.`,
-        {
-          "Retry-After": String(seconds),
-          "RateLimit-Policy": limiter.policyField,
-          RateLimit: rateLimitField(0, seconds),
-        },
+        seconds,
+        { "RateLimit-Policy": limiter.policyField, RateLimit: rateLimitField(0, seconds) },
       );
     }
     case "unmetered":
@@ -336,17 +325,6 @@ export async function meterRequest(limiter: RateLimiter, c: Context<GatewayEnv>)
       return never;
     }
   }
-}
-
-/**
- * The same as a middleware: after authentication, before the body is read. Signed
- * downloads (`/v1/files/…`) carry their own credential and are not metered.
- */
-export function rateLimit(limiter: RateLimiter | undefined): MiddlewareHandler<GatewayEnv> {
-  return async (c, next) => {
-    if (limiter && !c.req.path.startsWith("/v1/files/")) await meterRequest(limiter, c);
-    return next();
-  };
 }
 
 const fieldHeader = (description: string, example: string) => ({ description, schema: { type: "string" as const, example } });
