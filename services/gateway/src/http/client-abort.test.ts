@@ -4,7 +4,6 @@
  * the request line, and nothing partial kept (no upload record, no blob, no task record).
  */
 import { connect } from "node:net";
-import { Writable } from "node:stream";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { loadConfig } from "@voiceloc/config";
@@ -14,7 +13,7 @@ import { createFsBlobStore, type BlobStore } from "@voiceloc/blobs";
 import { tempDir } from "@voiceloc/testing";
 import type { Collection } from "@voiceloc/store";
 import { createGateway, type GatewayService } from "../gateway.ts";
-import { ALICE_KEY, BOB_KEY } from "../testing/harness.ts";
+import { ALICE_KEY, BOB_KEY, jsonLogSink } from "../testing/harness.ts";
 
 let gateway: GatewayService;
 let port: number;
@@ -27,12 +26,7 @@ const lines: Array<Record<string, unknown>> = [];
 
 beforeAll(async () => {
   dir = await tempDir("voiceloc-abort-");
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString("utf8").split("\n")) if (line.trim() !== "") lines.push(JSON.parse(line) as Record<string, unknown>);
-      done();
-    },
-  });
+  const { sink } = jsonLogSink(lines);
   const config = loadConfig({
     DATA_DIR: dir.path,
     VOICELOC_API_KEYS: `alice:${ALICE_KEY},bob:${BOB_KEY}`,

@@ -5,7 +5,6 @@
  */
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { Writable } from "node:stream";
 import { getRequestListener } from "@hono/node-server";
 import { afterEach, describe, expect, it } from "vitest";
 import { loadConfig } from "@voiceloc/config";
@@ -14,7 +13,7 @@ import { scrape } from "@voiceloc/telemetry";
 import { tempDir } from "@voiceloc/testing";
 import { EXTERNAL_CHANGES_MS, openEmbeddedStore } from "@voiceloc/store";
 import { createGateway, gatewayDataDir, type GatewayService } from "../gateway.ts";
-import { ALICE_KEY, BOB_KEY } from "../testing/harness.ts";
+import { ALICE_KEY, BOB_KEY, jsonLogSink } from "../testing/harness.ts";
 import { withFastRecordReads } from "./fast-read.ts";
 
 interface Answer {
@@ -44,12 +43,7 @@ afterEach(async () => {
 async function start(env: Record<string, string> = {}, options: { withoutStoredText?: boolean } = {}): Promise<Fixture> {
   const dir = await tempDir("voiceloc-fast-");
   const lines: Array<Record<string, unknown>> = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString("utf8").split("\n")) if (line.trim() !== "") lines.push(JSON.parse(line) as Record<string, unknown>);
-      done();
-    },
-  });
+  const { sink } = jsonLogSink(lines);
   const config = loadConfig({
     DATA_DIR: dir.path,
     VOICELOC_API_KEYS: `alice:${ALICE_KEY},bob:${BOB_KEY}`,

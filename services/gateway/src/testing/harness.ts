@@ -1,3 +1,4 @@
+import { Writable } from "node:stream";
 import { loadConfig } from "@voiceloc/config";
 import { silentLogger } from "@voiceloc/log";
 import { tempDir } from "@voiceloc/testing";
@@ -51,4 +52,15 @@ export async function startTestGateway(
       await dir.cleanup();
     },
   };
+}
+
+/** A logger destination that keeps every JSON log line written to it, parsed, in `lines`. */
+export function jsonLogSink(lines: Array<Record<string, unknown>> = []): { sink: Writable; lines: Array<Record<string, unknown>> } {
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (const line of chunk.toString("utf8").split("\n")) if (line.trim() !== "") lines.push(JSON.parse(line) as Record<string, unknown>);
+      done();
+    },
+  });
+  return { sink, lines };
 }
