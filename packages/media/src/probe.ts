@@ -1,9 +1,8 @@
 import type { Logger } from "@voiceloc/log";
-import { buildDecodeDurationArgs, inputArgs, maxVideoPixels, UNTRUSTED_MEDIA_DEMUXERS } from "./args.ts";
-import { MediaProbeError } from "./errors.ts";
-import { runProcess } from "./process.ts";
-import { ffmpegResultError, megapixels, runFfmpeg } from "./run.ts";
-import { MediaError } from "./errors.ts";
+import { buildDecodeDurationArgs, inputArgs, UNTRUSTED_MEDIA_DEMUXERS } from "./args.ts";
+import { MediaError, MediaProbeError } from "./errors.ts";
+import { runProcess, type ProcessResult } from "./process.ts";
+import { ffmpegResultError, pictureOverLimit, pictureOverLimitReason, runFfmpeg } from "./run.ts";
 
 export interface AudioStreamInfo {
   codec: string;
@@ -121,6 +120,15 @@ export function parseProbeJson(json: unknown): Omit<MediaInfo, "durationSeconds"
   return info;
 }
 
+/** ffprobe's JSON answer, read; `subject` names what was inspected ("The media file") if it is not JSON. */
+function ffprobeJson(result: ProcessResult, subject: string): unknown {
+  try {
+    return JSON.parse(result.stdout.toString("utf8"));
+  } catch (cause) {
+    throw new MediaProbeError("PROBE_FAILED", `${subject} could not be inspected: ffprobe's answer was not readable.`, { cause });
+  }
+}
+
 export interface ProbeOptions {
   ffprobePath: string;
   /** Used to measure the duration by decoding when the file's headers do not state it. */
@@ -138,13 +146,7 @@ export async function probe(path: string, options: ProbeOptions): Promise<MediaI
   const result = await runProcess(options.ffprobePath, args, { signal: options.signal, collectStdout: true, maxStdoutBytes: 8 * 1024 * 1024 });
   const error = ffmpegResultError("ffprobe", options.ffprobePath, result, "Inspecting the media file", args);
   if (error) throw error;
-  let json: unknown;
-  try {
-    json = JSON.parse(result.stdout.toString("utf8"));
-  } catch (cause) {
-    throw new MediaProbeError("PROBE_FAILED", "The media file could not be inspected: ffprobe's answer was not readable.", { cause });
-  }
-  const parsed = parseProbeJson(json);
+  const parsed = parseProbeJson(ffprobeJson(result, "The media file"));
   if (parsed.audio === undefined && parsed.video === undefined) {
     throw new MediaProbeError("MEDIA_UNREADABLE", "The file contains neither audio nor video that could be read.");
   }
@@ -191,8 +193,8 @@ export interface FirstFrameOptions {
  * Decodes the first picture of the first video stream with its decoder bounded to `maxPixels` and
  * answers its decoded size. Headers can state 640×480 for frames of 16000×16000: the decoder reads the
  * size from the picture itself and refuses it before allocating it. Fails with `MEDIA_TOO_LARGE`
- * (naming both sizes) for a bigger picture, `MEDIA_NO_VIDEO` without a video stream and
- * `MEDIA_UNREADABLE` when no picture can be decoded.
+ * (naming both sizes) for a bigger picture and `MEDIA_UNREADABLE` when no picture can be decoded
+ * (a file without a video stream included).
  */
 export async function decodeFirstFrame(path: string, options: FirstFrameOptions): Promise<DecodedFrameSize> {
   const demuxers = options.demuxers ?? UNTRUSTED_MEDIA_DEMUXERS;
@@ -208,22 +210,13 @@ export async function decodeFirstFrame(path: string, options: FirstFrameOptions)
     timeoutMs: options.timeoutMs ?? 60_000,
   });
   // ffprobe exits 0 or 1 after a refused picture, depending on the decoder: the refusal is the answer either way.
-  const refused = /Picture size (\d+)x(\d+) exceeds specified max pixel count/.exec(result.stderrTail.join("\n"));
+  const refused = pictureOverLimit(result.stderrTail);
   if (refused && !result.aborted && !result.timedOut) {
-    const [width, height] = [Number(refused[1]), Number(refused[2])];
-    throw new MediaError(
-      "MEDIA_TOO_LARGE",
-      `The video's picture is ${width}×${height} pixels (${megapixels(width * height)} megapixels), more than the ${megapixels(Math.min(options.maxPixels, maxVideoPixels()))} megapixels this service takes.`,
-    );
+    throw new MediaError("MEDIA_TOO_LARGE", `${pictureOverLimitReason(refused, "The video's")}.`);
   }
   const error = ffmpegResultError("ffprobe", options.ffprobePath, result, "Decoding the first picture", args);
   if (error) throw error;
-  let json: unknown;
-  try {
-    json = JSON.parse(result.stdout.toString("utf8"));
-  } catch (cause) {
-    throw new MediaProbeError("PROBE_FAILED", "The video could not be inspected: ffprobe's answer was not readable.", { cause });
-  }
+  const json = ffprobeJson(result, "The video");
   const frames = isObject(json) && Array.isArray(json.frames) ? json.frames.filter(isObject) : [];
   const first = frames[0];
   const width = positiveInt(first?.width);

@@ -42,6 +42,18 @@ export interface FfmpegRunResult {
 /** What a decoder says of a picture over `-max_pixels` (it refuses it before allocating it). */
 const PICTURE_OVER_LIMIT = /Picture size (\d+)x(\d+) exceeds specified max pixel count (\d+)/;
 
+/** The picture a decoder refused for being over `-max_pixels`, and that limit, from its diagnostics. */
+export function pictureOverLimit(stderrTail: readonly string[]): { width: number; height: number; limit: number } | undefined {
+  const found = PICTURE_OVER_LIMIT.exec(stderrTail.join("\n"));
+  return found ? { width: Number(found[1]), height: Number(found[2]), limit: Number(found[3]) } : undefined;
+}
+
+/** "its picture is 8000×8000 pixels (64 megapixels), more than the 35.4 megapixels this service takes" (`whose`: "its"). */
+export function pictureOverLimitReason(picture: { width: number; height: number; limit: number }, whose = "its"): string {
+  const { width, height, limit } = picture;
+  return `${whose} picture is ${width}×${height} pixels (${megapixels(width * height)} megapixels), more than the ${megapixels(limit)} megapixels this service takes`;
+}
+
 /** Megapixels in plain figures: "64", "35.4", "0.3". */
 export function megapixels(pixels: number): string {
   const value = pixels / 1_000_000;
@@ -58,11 +70,8 @@ export function describeFfmpegFailure(
   exitCode: number | null = null,
 ): { code: MediaErrorCode; reason: string } {
   const text = stderrTail.join("\n");
-  const picture = PICTURE_OVER_LIMIT.exec(text);
-  if (picture) {
-    const [width, height, limit] = [Number(picture[1]), Number(picture[2]), Number(picture[3])];
-    return { code: "MEDIA_TOO_LARGE", reason: `its picture is ${width}×${height} pixels (${megapixels(width * height)} megapixels), more than the ${megapixels(limit)} megapixels this service takes` };
-  }
+  const picture = pictureOverLimit(stderrTail);
+  if (picture) return { code: "MEDIA_TOO_LARGE", reason: pictureOverLimitReason(picture) };
   const inputFailed = stderrTail.some((line) => inputs.some((input) => line.startsWith(`${input}: `)));
   if (/not on whitelist/i.test(text)) {
     return { code: "MEDIA_FORMAT_NOT_ALLOWED", reason: "the file is not in a supported audio or video format" };
@@ -102,7 +111,7 @@ export function ffmpegResultError(
   if (result.exitCode === 0) return undefined;
   // A picture over the limit is refused by the decoder; a program out of memory (its limit, or the kernel's OOM killer) is
   // the file's size, not a passing fault: both are the input's, never worth retrying.
-  if (!PICTURE_OVER_LIMIT.test(result.stderrTail.join("\n")) && ranOutOfMemory(result)) {
+  if (pictureOverLimit(result.stderrTail) === undefined && ranOutOfMemory(result)) {
     return new FfmpegFailedError("MEDIA_TOO_LARGE", `${what} failed: ${outOfMemoryReason(result.memoryLimitBytes)}.`, details);
   }
   const inputs = args.flatMap((arg, i) => (arg === "-i" && args[i + 1] !== undefined ? [args[i + 1] as string] : []));
