@@ -217,31 +217,35 @@ export function createSubtitleHandler(deps: SubtitlePipelineDeps): TaskHandler<S
     if (!info.audio) throw notVideo("it has no audio track to take speech from.");
     // The stated duration is not checked: headers lie, and the decoded sound decides (extractSpeech).
     if (task.mode === "side_file" && !MP4_COPYABLE_VIDEO_CODECS.includes(info.video.codec)) throw notVideo(PICTURE_NOT_IN_MP4);
-    const picture = await checkPicture(task, path, ctx);
+    const limit = pictureLimit(task);
+    const picture = await checkPicture(path, limit, ctx);
     ctx.progress(P.probed, "extracting the sound");
-    return { path, info, maxPixels: pictureLimit(task), picture };
+    return { path, info, maxPixels: limit.pixels, picture };
   }
 
-  /** The largest picture this task may decode: MAX_VIDEO_PIXELS, or SANDBOX_MAX_VIDEO_PIXELS for a sandbox task. */
-  function pictureLimit(task: SubtitleWork): number {
+  /**
+   * The largest picture this task may decode: MAX_VIDEO_PIXELS, or SANDBOX_MAX_VIDEO_PIXELS for a
+   * sandbox task when it is the lower (`sandbox`: the limit to name when a picture is over it).
+   */
+  function pictureLimit(task: SubtitleWork): { pixels: number; sandbox: boolean } {
     const live = Math.min(deps.maxPixels ?? maxVideoPixels(), maxVideoPixels());
-    return isSandboxOwner(task.account_id) && deps.sandboxMaxPixels !== undefined ? Math.min(live, deps.sandboxMaxPixels) : live;
+    const sandboxPixels = isSandboxOwner(task.account_id) ? deps.sandboxMaxPixels : undefined;
+    return sandboxPixels !== undefined && sandboxPixels <= live ? { pixels: sandboxPixels, sandbox: true } : { pixels: live, sandbox: false };
   }
 
   /**
    * Decodes the first picture with its decoder bounded to the task's limit, before any filter or
    * encoder runs: a picture over it (whatever the headers claim) fails the task within seconds.
    */
-  async function checkPicture(task: SubtitleWork, path: string, ctx: TaskContext): Promise<DecodedFrameSize> {
-    const limit = pictureLimit(task);
+  async function checkPicture(path: string, limit: { pixels: number; sandbox: boolean }, ctx: TaskContext): Promise<DecodedFrameSize> {
     let size: DecodedFrameSize;
     try {
-      size = await media.firstFrame(path, { maxPixels: limit, signal: ctx.signal });
+      size = await media.firstFrame(path, { maxPixels: limit.pixels, signal: ctx.signal });
     } catch (error) {
-      if (error instanceof MediaError && error.code === "MEDIA_TOO_LARGE") throw pictureTooLarge(error, isSandboxOwner(task.account_id) && deps.sandboxMaxPixels !== undefined && limit === deps.sandboxMaxPixels);
+      if (error instanceof MediaError && error.code === "MEDIA_TOO_LARGE") throw pictureTooLarge(error, limit.sandbox);
       throw videoFailure(error);
     }
-    ctx.logger.info({ width: size.width, height: size.height, maxPixels: limit }, "first picture decoded");
+    ctx.logger.info({ width: size.width, height: size.height, maxPixels: limit.pixels }, "first picture decoded");
     return size;
   }
 
@@ -352,14 +356,14 @@ export function createSubtitleHandler(deps: SubtitlePipelineDeps): TaskHandler<S
     input: Input,
     srtPath: string,
     layout: BurnInLayout | undefined,
-    decodedSeconds: number,
+    /** The video's length as the transcript keeps it (`mediaSeconds`: decoded, within the limit). */
+    videoSeconds: number,
   ): Promise<{ key: string; container: string }> {
     const target = task.target_language;
     const audioCodec = input.info.audio?.codec;
     const progress = (fraction: number | undefined) => {
       if (fraction !== undefined) ctx.progress(P.written + (P.rendered - P.written) * fraction, "rendering the video");
     };
-    const expected = Math.min(maxSeconds, mediaSeconds(input.info.durationSeconds, decodedSeconds));
     let args: (output: string) => string[];
     let container: "mp4" | "matroska";
     if (task.mode === "burn_in") {
@@ -396,7 +400,7 @@ export function createSubtitleHandler(deps: SubtitlePipelineDeps): TaskHandler<S
         media.run(args(temp), {
           signal: ctx.signal,
           what: task.mode === "burn_in" ? "Drawing the subtitles onto the video" : "Adding the subtitle track",
-          expectedDurationSeconds: expected,
+          expectedDurationSeconds: videoSeconds,
           onProgress: (p) => progress(p.fraction),
         }),
       );
