@@ -51,6 +51,24 @@ export function withClaimedMp4Duration(file: Buffer, seconds: number): Buffer {
   return out;
 }
 
+/**
+ * An MP4 whose sample size tables (`stsz`) claim every sample is `bytes` long (about 2 GB by
+ * default), whatever the file holds: a reader that believed them would allocate far past the file.
+ */
+export function withClaimedMp4SampleSizes(file: Buffer, bytes = 0x7ffffff0): Buffer {
+  const out = Buffer.from(file);
+  let patched = 0;
+  walkMp4Boxes(out, (type, body) => {
+    // full box (4), one size for all samples (4; 0 when each has its own), count (4), then the sizes
+    if (type !== "stsz" || out.readUInt32BE(body + 4) !== 0) return;
+    const count = out.readUInt32BE(body + 8);
+    for (let i = 0; i < count; i++) out.writeUInt32BE(bytes, body + 12 + 4 * i);
+    patched += count;
+  });
+  if (patched === 0) throw new Error("expected a stsz box listing its sample sizes");
+  return out;
+}
+
 /** A WAV whose `fmt ` chunk declares 0 channels. */
 export function withZeroWavChannels(file: Buffer): Buffer {
   const out = Buffer.from(file);

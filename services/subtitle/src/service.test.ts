@@ -5,7 +5,15 @@ import { createServer, type Server } from "node:http";
 import { createApertiumEngine, createMtRegistry, createOpenAiTranslator } from "@voiceloc/engines";
 import { join } from "node:path";
 import { GLOBAL_ARGS, inputArgs, runProcess, UNTRUSTED_MEDIA_DEMUXERS } from "@voiceloc/media";
-import { freePort, makeHugeFrameVideo, makeTestVideo, tempDir, withClaimedMp4Duration, withClaimedMp4PictureSize } from "@voiceloc/testing";
+import {
+  freePort,
+  makeHugeFrameVideo,
+  makeTestVideo,
+  tempDir,
+  withClaimedMp4Duration,
+  withClaimedMp4PictureSize,
+  withClaimedMp4SampleSizes,
+} from "@voiceloc/testing";
 import { checkpointKey, SEQ_DELIVERY_SPAN } from "@voiceloc/worker";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { textLength } from "./cues.ts";
@@ -315,6 +323,8 @@ describe("subtitle service (in-process bus)", () => {
       const huge = await makeHugeFrameVideo(8000, 8000, join(dir, "huge-frames-honest.mp4"), { withSpeechFrom: video.speechPath, seconds: 3 });
       await writeFile(join(dir, "huge-frames.mp4"), withClaimedMp4PictureSize(await readFile(huge), 640, 480));
       await makeTestVideo(2, join(dir, "hd.mp4"), { size: "1280x720" });
+      // every sample claimed 2 GB long in a file of a few hundred KB
+      await writeFile(join(dir, "lying-sample-sizes.mp4"), withClaimedMp4SampleSizes(await readFile(video.path)));
     }, 120_000);
 
     const cases: { file: string; source?: "English" | "Spanish"; account?: string; error: RegExp }[] = [
@@ -327,6 +337,7 @@ describe("subtitle service (in-process bus)", () => {
       { file: "silent-film.mp4", error: /^The file is not a video we can read: it has no audio track to take speech from\.$/ },
       { file: "long.mp4", error: /^The video is longer than the 20 seconds this service subtitles/ },
       { file: "lying-header.mp4", error: /^The video is longer than the 20 seconds this service subtitles/ },
+      { file: "lying-sample-sizes.mp4", error: /^The file is not a video we can read: it is damaged or is not a video file\.$/ },
       {
         file: "huge-frames.mp4",
         error: /^The video's picture is 8000×8000 pixels \(64 megapixels\), more than the 35\.4 megapixels this service takes \(MAX_VIDEO_PIXELS\): send a smaller video\.$/,
