@@ -1,9 +1,10 @@
-import { spawn } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { dirname, join } from "node:path";
 import { Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { createLogger, requestLineWriter, unredactedChild } from "./index.ts";
+import { createLogger, requestLineWriter, unredactedChild, withLogContext, withoutLogContext } from "./index.ts";
+import { BufferedDestination, type SonicDestination } from "./destination.ts";
 
 function memory(): { lines: () => Array<Record<string, unknown>>; text: () => string; stream: Writable } {
   const chunks: string[] = [];
@@ -89,6 +90,116 @@ describe("unredactedChild", () => {
   });
 });
 
+describe("log ids (withLogContext)", () => {
+  const idsOf = (line: Record<string, unknown> | undefined) => ({ requestId: line?.requestId, taskId: line?.taskId, kind: line?.kind });
+
+  it("puts the request's id on every line of every child logged while it is served: after awaits, in timers, in child process callbacks", async () => {
+    const out = memory();
+    const root = createLogger({ destination: out.stream });
+    const store = root.child({ component: "store" });
+    const engine = root.child({ component: "engine" }).child({ voice: "v" });
+    await withLogContext({ requestId: "req-1" }, async () => {
+      store.info("read");
+      await new Promise((resolve) => setTimeout(resolve, 1));
+      engine.info("after a timer");
+      await new Promise<void>((resolve, reject) => {
+        const child = execFile(process.execPath, ["-e", ""], (error) => {
+          engine.info("child process done");
+          if (error) reject(error);
+          else resolve();
+        });
+        child.once("exit", () => store.info("child exited"));
+      });
+    });
+    root.info("outside");
+    await tick();
+    const lines = out.lines();
+    expect(lines.map((l) => l.msg)).toEqual(["read", "after a timer", "child exited", "child process done", "outside"]);
+    for (const line of lines.slice(0, 4)) expect(idsOf(line)).toEqual({ requestId: "req-1", taskId: undefined, kind: undefined });
+    expect(Object.keys(lines[4] ?? {})).not.toContain("requestId");
+  });
+
+  it("adds a task's ids to those around it; a child binding an id itself, or a line naming it, does not repeat it", async () => {
+    const out = memory();
+    const root = createLogger({ destination: out.stream });
+    withLogContext({ requestId: "req-2" }, () =>
+      withLogContext({ taskId: "t-1", kind: "audio_book" }, () => {
+        root.info("nested");
+        root.child({ taskId: "t-1", kind: "audio_book" }).info("bound");
+        root.info({ kind: "given" }, "named");
+      }),
+    );
+    await tick();
+    const [nested, bound, named] = out.lines();
+    expect(idsOf(nested)).toEqual({ requestId: "req-2", taskId: "t-1", kind: "audio_book" });
+    expect(idsOf(bound)).toEqual({ requestId: "req-2", taskId: "t-1", kind: "audio_book" });
+    expect(named?.kind).toBe("given");
+    const boundText = out.text().split("\n")[1] ?? "";
+    expect(boundText.match(/"taskId"/g)).toHaveLength(1);
+    expect(boundText.match(/"kind"/g)).toHaveLength(1);
+  });
+
+  it("leaves work started for later without ids (withoutLogContext), and lines of concurrent requests apart", async () => {
+    const out = memory();
+    const root = createLogger({ destination: out.stream });
+    let later: Promise<void> | undefined;
+    const serve = (id: string) =>
+      withLogContext({ requestId: id }, async () => {
+        later ??= withoutLogContext(() => new Promise<void>((resolve) => setTimeout(() => (root.info("background"), resolve()), 5)));
+        await new Promise((resolve) => setImmediate(resolve));
+        root.info({ id }, "served");
+      });
+    await Promise.all([serve("a"), serve("b"), serve("c")]);
+    await later;
+    await tick();
+    const lines = out.lines();
+    for (const line of lines.filter((l) => l.msg === "served")) expect(line.requestId).toBe(line.id);
+    expect(Object.keys(lines.find((l) => l.msg === "background") ?? {})).not.toContain("requestId");
+  });
+});
+
+describe("BufferedDestination", () => {
+  function sink(): { sonic: SonicDestination; writes: string[]; written: Promise<void> } {
+    const writes: string[] = [];
+    let wrote = () => {};
+    const written = new Promise<void>((resolve) => (wrote = resolve));
+    const sonic: SonicDestination = {
+      write: (text: string) => {
+        writes.push(text);
+        wrote();
+      },
+      flush: (cb) => cb?.(),
+      flushSync: () => {},
+    };
+    return { sonic, writes, written };
+  }
+
+  it("holds lines until it holds minLength characters, then writes them as one", () => {
+    const { sonic, writes } = sink();
+    const destination = new BufferedDestination(sonic, { minLength: 100, flushMs: 60_000 });
+    for (let i = 0; i < 9; i += 1) destination.write(`${"x".repeat(9)}\n`);
+    expect(writes).toEqual([]);
+    destination.write(`${"y".repeat(10)}\n`); // 101 characters held
+    expect(writes).toEqual([`${`${"x".repeat(9)}\n`.repeat(9)}${"y".repeat(10)}\n`]);
+  });
+
+  it("writes a lone line within flushMs, and whatever it holds on flushSync", async () => {
+    const quiet = sink();
+    const destination = new BufferedDestination(quiet.sonic, { minLength: 1 << 20, flushMs: 20 });
+    const before = Date.now();
+    destination.write("one\n");
+    await quiet.written;
+    expect(quiet.writes).toEqual(["one\n"]);
+    expect(Date.now() - before).toBeGreaterThanOrEqual(15);
+    const exiting = sink();
+    const held = new BufferedDestination(exiting.sonic, { minLength: 1 << 20, flushMs: 60_000 });
+    held.write("a\n");
+    held.write("b\n");
+    held.flushSync();
+    expect(exiting.writes).toEqual(["a\nb\n"]);
+  });
+});
+
 describe("standard output (the default destination)", () => {
   const here = dirname(fileURLToPath(import.meta.url));
 
@@ -109,6 +220,14 @@ describe("standard output (the default destination)", () => {
     const lines = await run(`for (let i = 0; i < 2000; i += 1) logger.info({ i }, "line");\nprocess.exit(0);`);
     expect(lines).toHaveLength(2000);
     expect(lines.map((l) => (JSON.parse(l) as { i: number }).i)).toEqual(Array.from({ length: 2000 }, (_, i) => i));
+  });
+
+  it("writes what it holds when an uncaught exception ends the process, with the error's fatal line", async () => {
+    const lines = await run(
+      `process.on("uncaughtExceptionMonitor", (err) => logger.fatal({ err }, "uncaught"));\nfor (let i = 0; i < 100; i += 1) logger.info({ i }, "line");\nsetTimeout(() => { throw new Error("boom"); }, 1);`,
+    );
+    expect(lines).toHaveLength(101);
+    expect(JSON.parse(lines[100] ?? "{}")).toMatchObject({ level: "fatal", msg: "uncaught", err: { message: "boom" } });
   });
 
   it("writes the lines of many turns, each whole", async () => {

@@ -1,6 +1,9 @@
 import { pino, type Bindings, type Logger, type LevelWithSilent, type DestinationStream } from "pino";
+import { contextFields, mergeContextFields } from "./context.ts";
+import { BufferedDestination } from "./destination.ts";
 
 export type { Logger } from "pino";
+export { currentLogIds, withLogContext, withoutLogContext, type LogIds } from "./context.ts";
 
 export interface LoggerOptions {
   level?: LevelWithSilent;
@@ -43,67 +46,10 @@ function isoTimeByMillisecond(): () => string {
   };
 }
 
-/** What pino's own destination (sonic-boom) offers beyond `write`. */
-interface SonicDestination extends DestinationStream {
-  flush(cb?: (err?: Error | null) => void): void;
-  flushSync(): void;
-}
-
 /**
- * Standard output, written once per turn of the event loop: the lines logged in one turn are joined
- * and handed to pino's asynchronous destination (sonic-boom) as one string.
- *
- * Handed a line at a time, sonic-boom measures the byte length of everything still waiting to be
- * written on every line (so a busy gateway, writing a request line per request, spends more on that
- * than on the lines themselves), and a line waits only until the turn ends either way. Lines still
- * held are written synchronously when the process exits, as pino does with its own destination.
+ * One pino root per process; components take `logger.child({ component })`. Every line of the root and
+ * its children carries the ids of the request or task it is written for ({@link withLogContext}).
  */
-const heldAtExit = new Set<TurnBatchedDestination>();
-let exitHooked = false;
-
-export class TurnBatchedDestination implements DestinationStream {
-  #lines: string[] = [];
-  #scheduled = false;
-
-  constructor(private readonly sink: SonicDestination) {
-    heldAtExit.add(this);
-    if (!exitHooked) {
-      exitHooked = true;
-      process.once("exit", () => {
-        for (const destination of heldAtExit) destination.flushSync();
-      });
-    }
-  }
-
-  write(line: string): void {
-    this.#lines.push(line);
-    if (!this.#scheduled) {
-      this.#scheduled = true;
-      setImmediate(this.#handOn);
-    }
-  }
-
-  readonly #handOn = (): void => {
-    this.#scheduled = false;
-    if (this.#lines.length === 0) return;
-    const text = this.#lines.length === 1 ? (this.#lines[0] as string) : this.#lines.join("");
-    this.#lines = [];
-    this.sink.write(text);
-  };
-
-  /** pino's `logger.flush(cb)`: everything held is handed on, then written. */
-  flush(cb?: (err?: Error | null) => void): void {
-    this.#handOn();
-    this.sink.flush(cb);
-  }
-
-  flushSync(): void {
-    this.#handOn();
-    this.sink.flushSync();
-  }
-}
-
-/** One pino root per process; components take `logger.child({ component })`. */
 export function createLogger(options: LoggerOptions = {}): Logger {
   return pino(
     {
@@ -112,8 +58,10 @@ export function createLogger(options: LoggerOptions = {}): Logger {
       redact: { paths: REDACT_PATHS, censor: "[redacted]" },
       timestamp: isoTimeByMillisecond(),
       formatters: { level: (label) => ({ level: label }) },
+      mixin: contextFields,
+      mixinMergeStrategy: mergeContextFields,
     },
-    options.destination ?? new TurnBatchedDestination(pino.destination({ dest: 1, sync: false }) as unknown as SonicDestination),
+    options.destination ?? new BufferedDestination(pino.destination({ dest: 1, sync: false })),
   );
 }
 

@@ -1,0 +1,80 @@
+import type { DestinationStream } from "pino";
+
+/** What pino's own destination (sonic-boom) offers beyond `write`. */
+export interface SonicDestination extends DestinationStream {
+  flush(cb?: (err?: Error | null) => void): void;
+  flushSync(): void;
+}
+
+export interface BufferOptions {
+  /** Lines are handed on once this many characters are held. */
+  minLength: number;
+  /** …or once the oldest line held is this old. */
+  flushMs: number;
+}
+
+/** 16 KiB or a tenth of a second: a busy gateway writes a few hundred times a second, a quiet one at once to the eye. */
+export const DEFAULT_BUFFER: BufferOptions = { minLength: 16 * 1024, flushMs: 100 };
+
+const heldAtExit = new Set<BufferedDestination>();
+let exitHooked = false;
+
+/**
+ * Standard output, written in chunks: lines are held until `minLength` characters are, or for at most
+ * `flushMs`, then handed to pino's asynchronous destination (sonic-boom) as one string.
+ *
+ * Each hand-over costs a write (a thread pool job and its callback), more than a request line itself,
+ * so a busy process writes far fewer, larger ones. sonic-boom's own `minLength` is not used: it
+ * measures the byte length of everything still held on every line. Whatever is held is written
+ * synchronously when the process exits: `process.exit` (a graceful stop after SIGTERM), the end of
+ * the event loop, and an uncaught exception or unhandled rejection (Node emits `exit` for both).
+ * Only a kill that runs no JavaScript (SIGKILL, an abort) loses the last tenth of a second.
+ */
+export class BufferedDestination implements DestinationStream {
+  #lines: string[] = [];
+  #held = 0;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(
+    private readonly sink: SonicDestination,
+    private readonly options: BufferOptions = DEFAULT_BUFFER,
+  ) {
+    heldAtExit.add(this);
+    if (!exitHooked) {
+      exitHooked = true;
+      process.once("exit", () => {
+        for (const destination of heldAtExit) destination.flushSync();
+      });
+    }
+  }
+
+  write(line: string): void {
+    this.#lines.push(line);
+    this.#held += line.length;
+    if (this.#held >= this.options.minLength) this.#handOn();
+    else this.#timer ??= setTimeout(this.#handOn, this.options.flushMs).unref();
+  }
+
+  readonly #handOn = (): void => {
+    if (this.#timer !== undefined) {
+      clearTimeout(this.#timer);
+      this.#timer = undefined;
+    }
+    if (this.#lines.length === 0) return;
+    const text = this.#lines.length === 1 ? (this.#lines[0] as string) : this.#lines.join("");
+    this.#lines = [];
+    this.#held = 0;
+    this.sink.write(text);
+  };
+
+  /** pino's `logger.flush(cb)`: everything held is handed on, then written. */
+  flush(cb?: (err?: Error | null) => void): void {
+    this.#handOn();
+    this.sink.flush(cb);
+  }
+
+  flushSync(): void {
+    this.#handOn();
+    this.sink.flushSync();
+  }
+}
