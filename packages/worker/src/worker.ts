@@ -18,7 +18,7 @@ import {
 } from "@voiceloc/bus";
 import type { BlobStore } from "@voiceloc/blobs";
 import type { TaskEvent, TaskKind } from "@voiceloc/contracts";
-import type { Logger } from "@voiceloc/log";
+import { withLogContext, type Logger } from "@voiceloc/log";
 import { cleanupCheckpoints, createCheckpoints, type TaskCheckpoints } from "./checkpoints.ts";
 import { InvalidWorkerArgumentError, TaskInputError, WorkerStoppedError, errorMessage } from "./errors.ts";
 import { DeliveryEvents } from "./events.ts";
@@ -375,6 +375,12 @@ export function createTaskWorker<const C extends TaskCatalog, K extends TaskWork
     }
   }
 
+  /** A delivery with its task's id and kind on every line logged while it runs: engines, media, bus and store included. */
+  function deliver(work: WorkContext<T>): Promise<WorkOutcome> {
+    const taskId = taskIdOf(work.data);
+    return isValidTaskId(taskId) ? withLogContext({ taskId, kind }, () => handleDelivery(work)) : handleDelivery(work);
+  }
+
   let starting: Promise<void> | undefined;
   let subscription: BusSubscription | undefined;
   let stopping: Promise<void> | undefined;
@@ -383,7 +389,7 @@ export function createTaskWorker<const C extends TaskCatalog, K extends TaskWork
     start() {
       if (stopping) return Promise.reject(new WorkerStoppedError());
       starting ??= (async () => {
-        subscription = await bus.consumeWork(kind, handleDelivery, {
+        subscription = await bus.consumeWork(kind, deliver, {
           concurrency,
           heartbeat: true,
           ...(options.pullExpiresMs === undefined ? {} : { pullExpiresMs: options.pullExpiresMs }),

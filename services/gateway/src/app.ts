@@ -2,7 +2,7 @@ import { OpenAPIHono } from "@hono/zod-openapi";
 import { HTTPException } from "hono/http-exception";
 import type { Context } from "hono";
 import { toValidationDetail } from "@voiceloc/contracts";
-import { requestLineWriter, type Logger } from "@voiceloc/log";
+import { requestLineWriter, withLogContext, type Logger } from "@voiceloc/log";
 import type { Store } from "@voiceloc/store";
 import type { Authenticator } from "./auth/authenticator.ts";
 import { METHODS_WITH_BODY, parseJson, limitBody } from "./http/body.ts";
@@ -116,14 +116,15 @@ export function createApp(deps: GatewayDeps): GatewayApp {
   }
   // One middleware for the request id and the request line: a per-request logger child is made only
   // when something logs through it (requestLog), and the line itself skips the redaction pass (its
-  // fields are fixed and hold no secret).
+  // fields are fixed and hold no secret). Every line written while the request is served, by any
+  // component (store, bus, engines), carries its id (withLogContext).
   const requestLine = requestLineWriter(deps.logger);
   app.use("*", async (c, next) => {
     const id = requestIdOf(requestHeader(c, "x-request-id"));
     c.set("requestId", id);
     c.set("headerFields", { "X-Request-Id": id });
     const started = performance.now();
-    await next();
+    await withLogContext({ requestId: id }, next);
     applyHeaderFields(c);
     const ms = Math.round((performance.now() - started) * 10) / 10;
     const status = c.res.status;

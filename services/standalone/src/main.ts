@@ -39,6 +39,8 @@ async function main(): Promise<void> {
   }
   const logger = createLogger({ level: config.logLevel, name: "voiceloc" });
   startLogger = logger;
+  // Node still prints the error and exits 1; the line goes out with every line held (flushed at exit).
+  process.on("uncaughtExceptionMonitor", (error, origin) => logger.fatal({ err: error, origin }, "uncaught exception; exiting"));
   logger.info({ config: redactConfig(config) }, "starting");
   if (signalledDuringStart !== undefined) early(signalledDuringStart);
   const runtime = await startRuntime(config, logger);
@@ -51,6 +53,8 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, "stopping");
+    // the lines held so far (the last requests' among them) go out now, not after the stop
+    logger.flush();
     const timer = setTimeout(() => {
       logger.error("shutdown timed out; exiting");
       process.exit(1);
