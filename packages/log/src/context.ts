@@ -7,7 +7,7 @@ export interface LogIds {
   readonly requestId?: string;
   /** The task being run (a worker's delivery). */
   readonly taskId?: string;
-  /** The kind of that task (`audio_book`, `voice_stream`, `subtitle`). */
+  /** The kind of that task: its work queue (`audiobook`, `voice-stream`, `subtitle`). */
   readonly kind?: string;
 }
 
@@ -25,16 +25,6 @@ const context = new AsyncLocalStorage<LogIds>();
 export function withLogContext<T>(ids: LogIds, fn: () => T): T {
   const around = context.getStore();
   return context.run(around === undefined ? ids : { ...around, ...ids }, fn);
-}
-
-/** Runs `fn` with no ids: for work that outlives the request or task that starts it (a timer, a subscription). */
-export function withoutLogContext<T>(fn: () => T): T {
-  return context.exit(fn);
-}
-
-/** The ids of the request or task this code runs for, if any. */
-export function currentLogIds(): LogIds | undefined {
-  return context.getStore();
 }
 
 /** What the mixin gives a line outside any request or task: never merged (see {@link mergeContextFields}). */

@@ -3,7 +3,7 @@ import { dirname, join } from "node:path";
 import { Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { createLogger, requestLineWriter, unredactedChild, withLogContext, withoutLogContext } from "./index.ts";
+import { createLogger, requestLineWriter, unredactedChild, withLogContext } from "./index.ts";
 import { BufferedDestination, type SonicDestination } from "./destination.ts";
 
 function memory(): { lines: () => Array<Record<string, unknown>>; text: () => string; stream: Writable } {
@@ -139,21 +139,22 @@ describe("log ids (withLogContext)", () => {
     expect(boundText.match(/"kind"/g)).toHaveLength(1);
   });
 
-  it("leaves work started for later without ids (withoutLogContext), and lines of concurrent requests apart", async () => {
+  it("keeps the lines of concurrent requests apart, and leaves a timer started outside any request without ids", async () => {
     const out = memory();
     const root = createLogger({ destination: out.stream });
-    let later: Promise<void> | undefined;
+    const background = new Promise<void>((resolve) => setTimeout(() => (root.info("background"), resolve()), 5));
     const serve = (id: string) =>
       withLogContext({ requestId: id }, async () => {
-        later ??= withoutLogContext(() => new Promise<void>((resolve) => setTimeout(() => (root.info("background"), resolve()), 5)));
         await new Promise((resolve) => setImmediate(resolve));
         root.info({ id }, "served");
+        await background;
+        root.info({ id }, "after the timer");
       });
     await Promise.all([serve("a"), serve("b"), serve("c")]);
-    await later;
     await tick();
     const lines = out.lines();
-    for (const line of lines.filter((l) => l.msg === "served")) expect(line.requestId).toBe(line.id);
+    expect(lines.filter((l) => l.msg !== "background")).toHaveLength(6);
+    for (const line of lines.filter((l) => l.msg !== "background")) expect(line.requestId).toBe(line.id);
     expect(Object.keys(lines.find((l) => l.msg === "background") ?? {})).not.toContain("requestId");
   });
 });

@@ -4,8 +4,8 @@
  * autocannon run as a separate process, and a bare Hono handler in its own plain `node` process.
  * Nothing here knows how `pnpm start` is implemented: it only runs it and waits for /readyz.
  */
-import { spawn, execFile, type ChildProcess } from "node:child_process";
-import { closeSync, openSync, readFileSync } from "node:fs";
+import { spawn, execFile, execFileSync, type ChildProcess } from "node:child_process";
+import { closeSync, openSync, readFileSync, readdirSync } from "node:fs";
 import { createRequire } from "node:module";
 import { cpus, loadavg } from "node:os";
 import { dirname, join } from "node:path";
@@ -26,8 +26,39 @@ function baseEnv(): NodeJS.ProcessEnv {
   return env;
 }
 
-export interface Shipped {
+let clockTicks: number | undefined;
+
+/**
+ * CPU time (user + system, seconds) the live processes of a process group have used so far, from
+ * /proc; undefined off Linux. Sampled before and after a load run: its CPU per request.
+ */
+function groupCpuSeconds(pgid: number | undefined): number | undefined {
+  if (pgid === undefined || process.platform !== "linux") return undefined;
+  clockTicks ??= Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
+  let ticks = 0;
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+    } catch {
+      continue; // gone meanwhile
+    }
+    // after "pid (comm) ": state, ppid, pgrp, …, utime (14th field), stime (15th)
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    if (Number(fields[2]) === pgid) ticks += Number(fields[11]) + Number(fields[12]);
+  }
+  return ticks / clockTicks;
+}
+
+/** A process group the benchmarks load: where it answers, and the CPU it has used so far. */
+export interface Target {
   readonly url: string;
+  /** Seconds of CPU used by the group's live processes (undefined off Linux). */
+  cpuSeconds(): number | undefined;
+}
+
+export interface Shipped extends Target {
   readonly logFile: string;
   /** SIGTERM to the whole process group, then waits until every process of it is gone (SIGKILL after 20 s). */
   stop(): Promise<void>;
@@ -108,7 +139,7 @@ export async function startShipped(options: {
     exited = `exited (${signal ?? `code ${code}`})`;
   });
   const url = `http://127.0.0.1:${options.port}`;
-  const shipped: Shipped = { url, logFile: options.logFile, stop: () => stopGroup(child, 20_000) };
+  const shipped: Shipped = { url, logFile: options.logFile, cpuSeconds: () => groupCpuSeconds(child.pid), stop: () => stopGroup(child, 20_000) };
   const deadline = Date.now() + (options.readyTimeoutMs ?? 300_000);
   for (;;) {
     if (exited !== undefined) {
@@ -186,8 +217,7 @@ export function autocannon(url: string, options: { connections: number; seconds:
   });
 }
 
-export interface Bare {
-  readonly url: string;
+export interface Bare extends Target {
   stop(): Promise<void>;
 }
 
@@ -216,7 +246,7 @@ export async function startBare(routes: Record<string, string>, bodyDir: string)
     });
     child.once("exit", (code) => reject(new Error(`bare server exited (code ${code})`)));
   });
-  return { url: `http://127.0.0.1:${port}`, stop: () => stopGroup(child, 5_000) };
+  return { url: `http://127.0.0.1:${port}`, cpuSeconds: () => groupCpuSeconds(child.pid), stop: () => stopGroup(child, 5_000) };
 }
 
 /** `uptime` figures and core count, printed beside every measurement. */
