@@ -11,7 +11,7 @@ import { loadConfig } from "@voiceloc/config";
 import { silentLogger } from "@voiceloc/log";
 import { checkResponsesOf, freePort, startNatsServer, tempDir, type NatsServerHandle } from "@voiceloc/testing";
 import { startRuntime, type Runtime } from "./runtime.ts";
-import { chunkCheckpoints, createEnglishBook, isRunning, logLines, signalAndWait, startService, waitForChunkCheckpoints } from "./testing/processes.ts";
+import { chunkCheckpoints, createEnglishBook, isRunning, logLines, signalAndWait, startService, untilLogged, waitForChunkCheckpoints } from "./testing/processes.ts";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const cleanups: Array<() => Promise<void>> = [];
@@ -272,6 +272,7 @@ describe("SIGTERM in the middle of a task, over nats-server", () => {
       await new Promise((r) => setTimeout(r, 500));
     }
     expect(record.task_status, String(record.task_error)).toBe("completed");
+    await untilLogged([second], (lines) => lines.some((l) => l.msg === "audio book ready"));
     const ready = logLines(second).filter((l) => l.msg === "audio book ready") as Array<{ chunks: number; spoken: number; resumed: number; deliveryCount: number }>;
     expect(ready).toHaveLength(1);
     const summary = ready[0]!;

@@ -21,7 +21,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { silentLogger } from "@voiceloc/log";
 import { createMediaToolkit, resolveFfmpeg, type MediaToolkit } from "@voiceloc/media";
 import { checkResponsesOf, freePort, tempDir } from "@voiceloc/testing";
-import { signalAndWait, startService, type ServiceProcess } from "./testing/processes.ts";
+import { signalAndWait, startService, untilLogged, type ServiceProcess } from "./testing/processes.ts";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
 const README = readFileSync(join(ROOT, "README.md"), "utf8");
@@ -170,7 +170,8 @@ describe("README: Try it, as written", () => {
     for (const run of runs) expect(run.prints, `no try-it:prints after:\n${run.commands}`).toBeDefined();
   });
 
-  it("the started service logs the line the README shows", () => {
+  it("the started service logs the line the README shows", async () => {
+    await untilLogged([service], (logged) => logged.some((l) => l.msg === "ready"));
     const lines = service.output.join("").split("\n").filter(Boolean);
     const sample = (startPrints?.body ?? "").split("\n");
     // The service goes on logging after it: anything may follow.

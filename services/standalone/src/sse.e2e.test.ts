@@ -10,7 +10,7 @@ import { loadConfig } from "@voiceloc/config";
 import { silentLogger } from "@voiceloc/log";
 import { SseReader, freePort, startNatsServer, tempDir, type SseEvent, checkResponsesOf } from "@voiceloc/testing";
 import { startRuntime } from "./runtime.ts";
-import { createEnglishBook, isRunning, logLines, signalAndWait, startService, type ServiceProcess } from "./testing/processes.ts";
+import { createEnglishBook, isRunning, logLines, signalAndWait, startService, untilLogged, type ServiceProcess } from "./testing/processes.ts";
 
 const KEY = "sse-key-alice-1";
 const SHUTDOWN_BOUND_MS = 12_000;
@@ -117,6 +117,9 @@ describe("live progress across two gateway processes on one nats-server", () => 
 
     // Who projected what: each event is projected by exactly one gateway; the completion by one of them,
     // so the stream on the other gateway received it through a notice.
+    await untilLogged([a as ServiceProcess, b as ServiceProcess], (lines) =>
+      lines.some((l) => l.msg === "task event" && l.taskId === id && l.applied === true && l.status === "completed"),
+    );
     const projected = (proc: ServiceProcess) =>
       logLines(proc).filter((l) => l.msg === "task event" && l.taskId === id && l.applied === true).map((l) => `${String(l.status)}@${String(l.progress)}`);
     const byA = projected(a as ServiceProcess);

@@ -85,6 +85,19 @@ export function logLines(proc: ServiceProcess): Array<Record<string, unknown>> {
     });
 }
 
+/**
+ * Waits until `until` holds of the JSON log lines the processes have written so far (all of them, in
+ * order): a process writes its output in chunks, up to 100 ms after a line is logged (see
+ * docs/observability.md), so a line may follow what a client saw of the same moment.
+ */
+export async function untilLogged(procs: ServiceProcess[], until: (lines: Array<Record<string, unknown>>) => boolean, withinMs = 10_000): Promise<void> {
+  const deadline = Date.now() + withinMs;
+  while (!until(procs.flatMap(logLines))) {
+    if (Date.now() > deadline) throw new Error(`the lines waited for were not logged within ${withinMs} ms:\n${procs.map((p) => p.output.join("").slice(-3_000)).join("\n")}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 /** Creates an English → English audio book of a MEDIA_ROOT file through the gateway; returns its id. */
 export async function createEnglishBook(base: string, key: string, file: string, name: string): Promise<string> {
   const res = await fetch(`${base}/v1/audio_books/`, {
