@@ -116,7 +116,8 @@ function jsonString(text: string): string {
  * The line is put together from pino's own pieces of this logger (its level prefix, time, bindings
  * and line end, `pino.symbols`), and the writer checks once, when it is made, that it gives exactly
  * the line pino gives for a sample; when it does not (another pino version, a serializer, a log
- * formatter, a destination that needs pino's metadata), every line goes through pino itself.
+ * formatter, a destination that needs pino's metadata), every line goes through pino itself. The
+ * line names its own `requestId`; it takes no other id from the log context (the mixin is pino's).
  */
 export function requestLineWriter(logger: Logger): (fields: RequestLineFields) => void {
   const child = unredactedChild(logger);
