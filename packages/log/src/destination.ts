@@ -21,14 +21,16 @@ let exitHooked = false;
 
 /**
  * Standard output, written in chunks: lines are held until `minLength` characters are, or for at most
- * `flushMs`, then handed to pino's asynchronous destination (sonic-boom) as one string.
+ * `flushMs`, then handed to pino's destination (sonic-boom, synchronous) as one write.
  *
- * Each hand-over costs a write (a thread pool job and its callback), more than a request line itself,
- * so a busy process writes far fewer, larger ones. sonic-boom's own `minLength` is not used: it
- * measures the byte length of everything still held on every line. Whatever is held is written
- * synchronously when the process exits: `process.exit` (a graceful stop after SIGTERM), the end of
- * the event loop, and an uncaught exception or unhandled rejection (Node emits `exit` for both).
- * Only a kill that runs no JavaScript (SIGKILL, an abort) loses the last tenth of a second.
+ * Each write costs a system call, more than a request line itself, so a busy process makes far
+ * fewer, larger ones. The writes are synchronous, as pino's default destination's: nothing is ever in
+ * flight, so whatever is held is written, in order, when the process exits (`process.exit`, a
+ * graceful stop after SIGTERM, the end of the event loop, and an uncaught exception or unhandled
+ * rejection: Node emits `exit` for both), and a reader slower than the process holds it back instead
+ * of letting lines pile up in memory. sonic-boom's own `minLength` is not used: it measures the byte
+ * length of everything still held on every line. Only a kill that runs no JavaScript (SIGKILL, an
+ * abort) loses what is held: at most the last tenth of a second.
  */
 export class BufferedDestination implements DestinationStream {
   #lines: string[] = [];

@@ -61,7 +61,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
       mixin: contextFields,
       mixinMergeStrategy: mergeContextFields,
     },
-    options.destination ?? new BufferedDestination(pino.destination({ dest: 1, sync: false })),
+    options.destination ?? new BufferedDestination(pino.destination({ dest: 1, sync: true })),
   );
 }
 
