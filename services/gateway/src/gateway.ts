@@ -18,18 +18,18 @@ import type { GatewayApp } from "./http/context.ts";
 import { COLLECTION_OF, type AudioBookDoc, type SubtitleDoc, type TaskDispatcher, type VoiceStreamDoc } from "./records/kinds.ts";
 import { TaskRepository } from "./records/repository.ts";
 import { urlSigner } from "./records/signer.ts";
-import { busSynthesis } from "./mesh/synthesizer.ts";
+import { busSynthesis } from "./speech/synthesizer.ts";
 import { TaskMesh, type TaskMeshOptions } from "./mesh/tasks.ts";
 import { DispatchSlots } from "./mesh/slots.ts";
-import { busCapabilities } from "./mesh/capabilities.ts";
+import { busCapabilities } from "./speech/capability-source.ts";
 import { RateLimiter } from "./http/rate-limit.ts";
-import { withFastRecordReads } from "./http/fast-read.ts";
+import { withFastRecordReads } from "./records/fast-read.ts";
 import { AccountRepository } from "./accounts/accounts.ts";
 import { SessionStore } from "./accounts/sessions.ts";
 import { LoginThrottle } from "./accounts/throttle.ts";
 import { AccountNotices } from "./accounts/notices.ts";
 import { PasswordResets } from "./accounts/resets.ts";
-import { RecordEvents } from "./http/sse.ts";
+import { RecordEvents } from "./records/sse.ts";
 import { presentAudioBook, presentSubtitle, presentVoiceStream, type TaskKind } from "./records/kinds.ts";
 import { WebhookRepository } from "./webhooks/repository.ts";
 import { SecretBox } from "./webhooks/secrets.ts";
@@ -256,7 +256,7 @@ export async function createGateway(options: GatewayOptions): Promise<GatewaySer
       stopPurging ??= deps.idempotency.startPurging(options.idempotencyPurgeIntervalMs ?? IDEMPOTENCY_PURGE_INTERVAL_MS, logger);
       stopUploadSweep ??= startUploadSweep(uploadRepo, uploadBlobs, options.uploadSweepIntervalMs ?? config.uploads.sweepIntervalMs, logger);
       return new Promise<number>((resolve, reject) => {
-        // The app behind the fast path for record reads (see http/fast-read.ts), as @hono/node-server's `serve` would run it.
+        // The app behind the fast path for record reads (see records/fast-read.ts), as @hono/node-server's `serve` would run it.
         const listener = withFastRecordReads(deps, getRequestListener(app.fetch, { hostname: config.host }));
         const s = createServer(listener);
         s.once("error", reject);

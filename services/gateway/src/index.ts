@@ -1,6 +1,6 @@
 export { createApp, type GatewayDeps } from "./app.ts";
 export { createGateway, openGatewayStore, resolveSigningSecret, type GatewayService, type GatewayOptions } from "./gateway.ts";
 export type { TaskDispatcher, TaskKind, UrlSigner } from "./records/kinds.ts";
-export type { Synthesizer, SynthesisRequest } from "./routes/speech.ts";
+export type { Synthesizer, SynthesisRequest } from "./speech/routes.ts";
 export { runKeysCli } from "./cli/keys.ts";
 export { runAccountsCli } from "./cli/accounts.ts";

@@ -13,7 +13,7 @@ import type { GatewayDeps } from "../app.ts";
 import { HttpProblem, ValueError422 } from "../http/errors.ts";
 import { uuidv7 } from "../records/ids.ts";
 import { newTaskFields, type AudioBookDoc } from "../records/kinds.ts";
-import { checkCapabilities, checkFileReference } from "../routes/shared.ts";
+import { checkCapabilities, checkFileReference } from "../records/shared.ts";
 import { cleanFilename, storeUpload } from "../uploads/intake.ts";
 import type { UploadDoc } from "../uploads/repository.ts";
 import type { DashboardDeps, DashboardKit } from "./routes.ts";

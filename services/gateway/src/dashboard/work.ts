@@ -12,7 +12,7 @@ import { LANGUAGES, LANGUAGE_CODES, TASK_STATUSES, sandboxOwner, type Language, 
 import type { GatewayApp } from "../http/context.ts";
 import type { GatewayDeps } from "../app.ts";
 import { HttpProblem, ValueError422 } from "../http/errors.ts";
-import { recordEventStream } from "../http/sse.ts";
+import { recordEventStream } from "../records/sse.ts";
 import { InvalidCursorError, type TaskDoc, type TaskRepository } from "../records/repository.ts";
 import type { AudioBookDoc, SubtitleDoc, VoiceStreamDoc } from "../records/kinds.ts";
 import { notice, type Markup } from "./views.ts";

@@ -23,7 +23,7 @@ import { ErrorSchema } from "@voiceloc/contracts";
 import { uuidv7 } from "../records/ids.ts";
 import { nextPageLink } from "../records/cursor.ts";
 import { InvalidCursorError, type Page } from "../records/repository.ts";
-import { SECURITY } from "../routes/shared.ts";
+import { SECURITY } from "../records/shared.ts";
 import { presentDelivery, presentWebhook, type WebhookDoc, type WebhookRepository } from "./repository.ts";
 import { newWebhookSecret, type SecretBox } from "./secrets.ts";
 import { webhookUrlProblem, type WebhookUrlPolicy } from "./url.ts";

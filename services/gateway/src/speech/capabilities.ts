@@ -5,7 +5,7 @@ import type { GatewayApp } from "../http/context.ts";
 import { respond } from "../http/respond.ts";
 import { ServiceUnavailableError } from "../http/errors.ts";
 import { errorResponses } from "../http/responses.ts";
-import { SECURITY } from "./shared.ts";
+import { SECURITY } from "../records/shared.ts";
 
 const getCapabilities = createRoute({
   method: "get",

@@ -22,8 +22,8 @@ import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import type { Context } from "hono";
-import type { GatewayApp, GatewayEnv } from "./context.ts";
-import { respond } from "./respond.ts";
+import type { GatewayApp, GatewayEnv } from "../http/context.ts";
+import { respond } from "../http/respond.ts";
 
 export const DOCS_CSP = [
   "default-src 'none'",

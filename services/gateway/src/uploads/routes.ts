@@ -9,9 +9,9 @@ import { errorResponses, notFoundResponse } from "../http/responses.ts";
 import { uuidv7 } from "../records/ids.ts";
 import { nextPageLink } from "../records/cursor.ts";
 import { InvalidCursorError } from "../records/repository.ts";
-import { cleanFilename, storeMultipart, storeUpload, uploadTooLarge, webChunks, type Stored } from "../uploads/intake.ts";
-import type { UploadDoc, UploadRepository } from "../uploads/repository.ts";
-import { SECURITY } from "./shared.ts";
+import { cleanFilename, storeMultipart, storeUpload, uploadTooLarge, webChunks, type Stored } from "./intake.ts";
+import type { UploadDoc, UploadRepository } from "./repository.ts";
+import { SECURITY } from "../records/shared.ts";
 import { LIMITS } from "@voiceloc/contracts";
 
 const TAGS = ["Uploads"];

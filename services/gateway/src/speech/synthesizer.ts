@@ -1,7 +1,7 @@
 import { NoRespondersError, RequestTimeoutError, createCatalogBus, type Bus, type ReplyErrorCode } from "@voiceloc/bus";
 import { BUS_CATALOG, type BusCatalogue, type Voice } from "@voiceloc/contracts";
 import { HttpProblem, ServiceUnavailableError, ValueError422 } from "../http/errors.ts";
-import type { SynthesisRequest, Synthesizer } from "../routes/speech.ts";
+import type { SynthesisRequest, Synthesizer } from "./routes.ts";
 
 /** Every code the synthesis service may answer with: its refusals and the bus's system codes. */
 export type SynthesisReplyCode = ReplyErrorCode<BusCatalogue, "synthesize">;

@@ -3,7 +3,7 @@ import { ErrorSchema, TaskStatusSchema, uuidParam } from "@voiceloc/contracts";
 import type { GatewayDeps } from "../app.ts";
 import type { GatewayApp } from "../http/context.ts";
 import { errorResponses, notFoundResponse } from "../http/responses.ts";
-import { SSE_RETRY_MS, recordEventStream } from "../http/sse.ts";
+import { SSE_RETRY_MS, recordEventStream } from "./sse.ts";
 import { SECURITY } from "./shared.ts";
 
 const TAGS = ["Events"];

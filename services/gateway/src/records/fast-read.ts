@@ -37,13 +37,13 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { httpRequestObserver, tracingEnabled } from "@voiceloc/telemetry";
 import { requestLineWriter, type Logger } from "@voiceloc/log";
 import type { Authenticator, Principal } from "../auth/authenticator.ts";
-import { presentAudioBook, presentSubtitle, presentVoiceStream, type AudioBookDoc, type SubtitleDoc, type UrlSigner, type VoiceStreamDoc } from "../records/kinds.ts";
+import { presentAudioBook, presentSubtitle, presentVoiceStream, type AudioBookDoc, type SubtitleDoc, type UrlSigner, type VoiceStreamDoc } from "./kinds.ts";
 import { LIMITS, TASK_STATUSES, type TaskStatus } from "@voiceloc/contracts";
-import { InvalidCursorError, type ListQuery, type TaskDoc, type TaskRepository } from "../records/repository.ts";
-import { nextPageLink } from "../records/cursor.ts";
-import { RecordViews, replyOf } from "../records/views.ts";
-import { RateLimiter, rateLimitField, type RateDecision } from "./rate-limit.ts";
-import { rawHeader, requestIdOf } from "./respond.ts";
+import { InvalidCursorError, type ListQuery, type TaskDoc, type TaskRepository } from "./repository.ts";
+import { nextPageLink } from "./cursor.ts";
+import { RecordViews, replyOf } from "./views.ts";
+import { RateLimiter, rateLimitField, type RateDecision } from "../http/rate-limit.ts";
+import { rawHeader, requestIdOf } from "../http/respond.ts";
 
 export interface FastReadDeps {
   logger: Logger;

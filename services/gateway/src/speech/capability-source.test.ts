@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createCatalogBus, createInProcessBus, type Bus, type BusSubscription } from "@voiceloc/bus";
 import { BUS_CATALOG, capabilitiesFor, capabilityRequestName, type Capabilities, type CapabilityKind } from "@voiceloc/contracts";
 import { silentLogger } from "@voiceloc/log";
-import { busCapabilities } from "./capabilities.ts";
+import { busCapabilities } from "./capability-source.ts";
 
 const full: Capabilities = {
   synthesis: { languages: ["English", "Spanish"] },

@@ -1,4 +1,4 @@
-import { uuidv7 } from "../records/ids.ts";
+import { uuidv7 } from "./ids.ts";
 import { createRoute, z } from "@hono/zod-openapi";
 import { ListQuerySchema, SubtitleJobSchema, SubtitleVideoSchema, uuidParam } from "@voiceloc/contracts";
 import type { GatewayDeps } from "../app.ts";
@@ -6,7 +6,7 @@ import type { GatewayApp } from "../http/context.ts";
 import { respond } from "../http/respond.ts";
 import { NotFoundError } from "../http/errors.ts";
 import { bodyErrorResponses, capabilityErrorResponses, createErrorResponses, errorResponses, notFoundResponse } from "../http/responses.ts";
-import { newTaskFields, presentSubtitle, type SubtitleDoc } from "../records/kinds.ts";
+import { newTaskFields, presentSubtitle, type SubtitleDoc } from "./kinds.ts";
 import { IdempotencyHeaders, SECURITY, checkCapabilities, checkFileReference, dispatchQuietly, idempotent, listPage } from "./shared.ts";
 
 const TAGS = ["Video"];

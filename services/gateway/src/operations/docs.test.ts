@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort, launchBrowser, offlinePage, type Browser } from "@voiceloc/testing";
-import { startTestGateway, type TestGateway } from "./testing/harness.ts";
+import { startTestGateway, type TestGateway } from "../testing/harness.ts";
 
 /** The contract's operations (docs/spec): the page must list each. */
 const CONTRACT = [

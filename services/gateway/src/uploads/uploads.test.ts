@@ -4,10 +4,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createFsBlobStore, uploadBlobKey, type BlobStore } from "@voiceloc/blobs";
 import { FILE_NOT_AVAILABLE } from "@voiceloc/fetch";
 import { tempDir } from "@voiceloc/testing";
-import { ALICE_KEY, BASE, BOB_KEY, startTestGateway, type TestGateway } from "./testing/harness.ts";
-import { UPLOAD_NOT_AVAILABLE } from "./routes/shared.ts";
-import { sweepExpiredUploads } from "./uploads/sweep.ts";
-import { UploadRepository } from "./uploads/repository.ts";
+import { ALICE_KEY, BASE, BOB_KEY, startTestGateway, type TestGateway } from "../testing/harness.ts";
+import { UPLOAD_NOT_AVAILABLE } from "../records/shared.ts";
+import { sweepExpiredUploads } from "./sweep.ts";
+import { UploadRepository } from "./repository.ts";
 
 /** A short valid PCM WAV (what file-type recognises as audio/wav). */
 function wav(samples = 8000): Buffer {

@@ -5,9 +5,9 @@ import type { GatewayDeps } from "../app.ts";
 import { requestLog, type GatewayEnv } from "../http/context.ts";
 import { headerFields, respondText } from "../http/respond.ts";
 import { ValueError422 } from "../http/errors.ts";
-import { nextPageLink } from "../records/cursor.ts";
-import { InvalidCursorError, type ListQuery, type Page, type TaskRepository } from "../records/repository.ts";
-import type { TaskDoc } from "../records/repository.ts";
+import { nextPageLink } from "./cursor.ts";
+import { InvalidCursorError, type ListQuery, type Page, type TaskRepository } from "./repository.ts";
+import type { TaskDoc } from "./repository.ts";
 import type { UploadKind } from "../uploads/repository.ts";
 import { UPLOAD_ID } from "@voiceloc/fetch";
 

@@ -21,12 +21,12 @@ import { RecordNoticeSchema, SUBJECTS, type RecordNotice, type TaskKind, type Ta
 import type { Logger } from "@voiceloc/log";
 import type { GatewayDeps } from "../app.ts";
 import type { RecordChange } from "../mesh/tasks.ts";
-import { presentAudioBook, presentSubtitle, presentVoiceStream, type AudioBookDoc, type SubtitleDoc, type UrlSigner, type VoiceStreamDoc } from "../records/kinds.ts";
-import { FINISHED_STATUSES, type TaskDoc, type TaskRepository } from "../records/repository.ts";
-import type { GatewayEnv } from "./context.ts";
-import { HttpProblem, NotFoundError, ServiceUnavailableError } from "./errors.ts";
-import { requestLog } from "./context.ts";
-import { requestHeader } from "./respond.ts";
+import { presentAudioBook, presentSubtitle, presentVoiceStream, type AudioBookDoc, type SubtitleDoc, type UrlSigner, type VoiceStreamDoc } from "./kinds.ts";
+import { FINISHED_STATUSES, type TaskDoc, type TaskRepository } from "./repository.ts";
+import type { GatewayEnv } from "../http/context.ts";
+import { HttpProblem, NotFoundError, ServiceUnavailableError } from "../http/errors.ts";
+import { requestLog } from "../http/context.ts";
+import { requestHeader } from "../http/respond.ts";
 
 /** Rank of a status in an event id: a later status of the same progress gets the higher id. */
 const STATUS_RANK: Record<TaskStatus, number> = { queued: 0, processing: 1, failed: 2, completed: 3 };
