@@ -1,113 +1,31 @@
-import { OpenAPIHono } from "@hono/zod-openapi";
 import { HTTPException } from "hono/http-exception";
 import type { Context } from "hono";
-import { toValidationDetail } from "@voiceloc/contracts";
 import { requestLineWriter, type Logger } from "@voiceloc/log";
-import type { Store } from "@voiceloc/store";
-import type { Authenticator } from "./auth/authenticator.ts";
 import { METHODS_WITH_BODY, parseJson, limitBody } from "./http/body.ts";
 import { applyHeaderFields, headerFields, requestHeader, requestIdOf, respond, respondText } from "./http/respond.ts";
 import { CLIENT_CLOSED_REQUEST, clientClosedRequest } from "./http/client-closed.ts";
 import { requestLog, type GatewayApp, type GatewayEnv } from "./http/context.ts";
 import { HttpProblem, TooManyRequestsError, ValueError422 } from "./http/errors.ts";
 import { boundedItems } from "./http/limits.ts";
-import type { IdempotencyStore } from "./http/idempotency.ts";
-import type { AudioBookDoc, SubtitleDoc, TaskDispatcher, UrlSigner, VoiceStreamDoc } from "./records/kinds.ts";
-import type { TaskRepository } from "./records/repository.ts";
-import { registerAudioBooks } from "./records/audio-books.ts";
-import { registerVoiceStreams } from "./records/voice-streams.ts";
-import { registerSubtitles } from "./records/subtitles.ts";
-import { registerSpeech, type Synthesizer } from "./speech/routes.ts";
-import { registerVoices } from "./speech/voices.ts";
-import { registerFiles } from "./records/files.ts";
-import { isUploadBodyPath, registerUploads, type UploadDeps } from "./uploads/routes.ts";
-import type { VoiceCatalog } from "./speech/synthesizer.ts";
-import type { CapabilitySource } from "./speech/capability-source.ts";
-import { registerCapabilities } from "./speech/capabilities.ts";
-import { registerEvents } from "./records/events.ts";
-import type { RecordEvents } from "./records/sse.ts";
-import type { BlobStore, SigningSecrets } from "@voiceloc/blobs";
-import { DEFAULT_API_CONTACT_NAME, DEFAULT_API_LICENSE, type ApiInfo } from "@voiceloc/config";
+import { KIND_LIST } from "./records/kinds.ts";
+import { countUnfinished } from "./records/read.ts";
+import { recordRoutes } from "./records/routes.ts";
+import { fileRoutes } from "./records/files.ts";
+import { eventRoutes } from "./records/events.ts";
+import { speechRoutes } from "./speech/routes.ts";
+import { isUploadBodyPath, uploadRoutes } from "./uploads/routes.ts";
+import { DEFAULT_API_CONTACT_NAME, DEFAULT_API_LICENSE } from "@voiceloc/config";
+import { createRouter } from "./http/router.ts";
 import { API_DESCRIPTION } from "./operations/openapi-description.ts";
 import { registerDocs } from "./operations/docs.ts";
-import { meterRequest, type RateLimiter } from "./http/rate-limit.ts";
+import { meterRequest } from "./http/rate-limit.ts";
 import { httpMetrics, metricsHandler } from "@voiceloc/telemetry";
-import { registerDashboard, type DashboardDeps } from "./dashboard/routes.ts";
-
-export interface SandboxLimits {
-  maxBookCharacters: number;
-  maxMediaSeconds: number;
-  maxSpeechCharacters: number;
-  maxTasksInFlight: number;
-}
-import { WEBHOOKS_TAG, registerWebhooks, type WebhookRouteDeps } from "./webhooks/routes.ts";
-
-export interface GatewayDeps {
-  logger: Logger;
-  store: Store;
-  authenticator: Authenticator;
-  idempotency: IdempotencyStore;
-  audioBooks: TaskRepository<AudioBookDoc>;
-  voiceStreams: TaskRepository<VoiceStreamDoc>;
-  subtitles: TaskRepository<SubtitleDoc>;
-  signer: UrlSigner;
-  dispatcher: TaskDispatcher;
-  /** Live progress streams (`…/events`): this process's fan-out of record changes. */
-  events: RecordEvents;
-  synthesizer?: Synthesizer | undefined;
-  voiceCatalog?: VoiceCatalog | undefined;
-  /** The engines' capability table (from the workers), for GET /v1/capabilities and 422s at creation. */
-  capabilities?: CapabilitySource | undefined;
-  /** Blob store and secret for signed downloads (`/v1/files/…`). */
-  files?: { blobs: BlobStore; secret: SigningSecrets } | undefined;
-  /** Checks of other parts (bus, workers) for /readyz. */
-  readinessChecks?: Array<{ name: string; check: () => Promise<void> }>;
-  /** Limits of sandbox keys (SANDBOX_*); none: sandbox keys get the live limits. */
-  sandbox?: SandboxLimits | undefined;
-  /** The dashboard's accounts, sessions and keys; no dashboard without it. */
-  dashboard?: DashboardDeps | undefined;
-  /** Per-credential request rate on /v1 (shared through the store); none when off. */
-  rateLimiter?: RateLimiter | undefined;
-  publicBaseUrl: string;
-  /** `info.contact` and `info.license` of /openapi.json (API_CONTACT_*, API_LICENSE_*); the config's defaults when absent. */
-  apiInfo?: ApiInfo | undefined;
-  /** When set, GET /metrics needs `Authorization: Bearer <token>` (METRICS_TOKEN). */
-  metricsToken?: string | undefined;
-  /** `false`: no HTTP metrics middleware and no /metrics (the overhead benchmark's baseline). */
-  metrics?: boolean | undefined;
-  /** Webhook endpoints (`/v1/webhooks`): their store, the secret sealer and the URL policy. */
-  webhooks?: WebhookRouteDeps | undefined;
-  maxBodyBytes: number;
-  /** A non-upload file reference's problem for this owner in plain words (shape, host, outside its media root), or null. */
-  fileReferenceCheck: (ref: string, ownerId: string) => string | null;
-  /** POST/GET/DELETE /v1/uploads and `upload:<id>` references; without it every `upload:` reference is a 422. */
-  uploads?: UploadDeps | undefined;
-  now?: () => Date;
-  newId?: () => string;
-}
-
-const LOCATION: Record<string, "body" | "query" | "path" | "header"> = {
-  json: "body",
-  form: "body",
-  query: "query",
-  param: "path",
-  header: "header",
-  cookie: "header",
-};
+import { registerDashboard } from "./dashboard/routes.ts";
+import { WEBHOOKS_TAG, documentWebhookEvents, webhookRoutes } from "./webhooks/routes.ts";
+import type { GatewayDeps } from "./deps.ts";
 
 export function createApp(deps: GatewayDeps): GatewayApp {
-  const app: GatewayApp = new OpenAPIHono<GatewayEnv>({
-    defaultHook: (result, c) => {
-      if (!result.success) {
-        const location = LOCATION[result.target] ?? "body";
-        // @hono/zod-validator hands the hook the validated input as `data`; the type omits it.
-        const data = (result as { data?: unknown }).data;
-        // Inputs are echoed bounded (depth, length, items): a huge body is not sent back in full.
-        return respond(c, 422, { detail: boundedItems(toValidationDetail(result.error, data, location)) });
-      }
-      return undefined;
-    },
-  });
+  const app = createRouter();
 
   // Requests by route pattern and status, timed (and traced when tracing is on); GET /metrics for Prometheus.
   if (deps.metrics !== false) {
@@ -153,12 +71,11 @@ export function createApp(deps: GatewayDeps): GatewayApp {
   // Sandbox keys: at most SANDBOX_MAX_TASKS_IN_FLIGHT unfinished tasks (all kinds) before a creation is a 429.
   const sandbox = deps.sandbox;
   if (sandbox) {
-    for (const path of ["/v1/audio_books/", "/v1/voices/streams", "/v1/videos/subtitle"]) {
-      app.use(path, async (c, next) => {
+    for (const { listPath } of KIND_LIST) {
+      app.use(listPath, async (c, next) => {
         const principal = c.get("principal");
         if (c.req.method === "POST" && principal.mode === "sandbox") {
-          const counts = await Promise.all([deps.audioBooks, deps.voiceStreams, deps.subtitles].map((repo) => repo.countUnfinished(principal.accountId)));
-          const unfinished = counts.reduce((a, b) => a + b, 0);
+          const unfinished = await countUnfinished(deps.reads, principal.accountId);
           if (unfinished >= sandbox.maxTasksInFlight) {
             throw new TooManyRequestsError(
               `Sandbox keys may have at most ${sandbox.maxTasksInFlight} unfinished tasks at once (SANDBOX_MAX_TASKS_IN_FLIGHT) and ${unfinished} are queued or processing: retry when one has finished, or use a live key.`,
@@ -190,16 +107,15 @@ export function createApp(deps: GatewayDeps): GatewayApp {
     description: "An API key, or an access token (JWT, HS256/RS256/ES256) whose `sub` is the account (its live space: a `sandbox:…` sub is refused).",
   });
 
-  registerAudioBooks(app, deps);
-  registerVoiceStreams(app, deps);
-  registerSubtitles(app, deps);
-  registerSpeech(app, deps);
-  registerVoices(app, deps);
-  registerCapabilities(app, deps);
-  registerEvents(app, deps);
-  if (deps.uploads) registerUploads(app, deps, deps.uploads);
-  if (deps.files) registerFiles(app, deps.files.blobs, deps.files.secret);
-  if (deps.webhooks) registerWebhooks(app, deps, deps.webhooks);
+  app.route("/", recordRoutes(deps));
+  app.route("/", speechRoutes(deps));
+  app.route("/", eventRoutes(deps));
+  if (deps.uploads) app.route("/", uploadRoutes(deps, deps.uploads));
+  if (deps.files) app.route("/", fileRoutes(deps.files.blobs, deps.files.secret));
+  if (deps.webhooks) {
+    app.route("/", webhookRoutes(deps, deps.webhooks));
+    documentWebhookEvents(app);
+  }
 
   if (deps.dashboard) registerDashboard(app, deps, deps.dashboard);
 

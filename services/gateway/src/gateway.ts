@@ -10,12 +10,14 @@ import { openEmbeddedStore, openMongoStore, type Store } from "@voiceloc/store";
 import { blobRootFor, createFsBlobStore, type BlobStore } from "@voiceloc/blobs";
 import type { Bus } from "@voiceloc/bus";
 import { checkReference, mediaRootFor, type MediaRootScope } from "@voiceloc/fetch";
-import { createApp, type GatewayDeps } from "./app.ts";
+import { createApp } from "./app.ts";
+import type { GatewayDeps } from "./deps.ts";
 import { ApiKeyRepository } from "./auth/api-keys.ts";
 import { Authenticator } from "./auth/authenticator.ts";
 import { IDEMPOTENCY_PURGE_INTERVAL_MS, IdempotencyStore } from "./http/idempotency.ts";
 import type { GatewayApp } from "./http/context.ts";
-import { COLLECTION_OF, type AudioBookDoc, type SubtitleDoc, type TaskDispatcher, type VoiceStreamDoc } from "./records/kinds.ts";
+import { TASK_KINDS, type TaskDispatcher, type TaskKind, type TaskRecords } from "./records/kinds.ts";
+import { recordReaders } from "./records/read.ts";
 import { TaskRepository } from "./records/repository.ts";
 import { urlSigner } from "./records/signer.ts";
 import { busSynthesis } from "./speech/synthesizer.ts";
@@ -30,7 +32,6 @@ import { LoginThrottle } from "./accounts/throttle.ts";
 import { AccountNotices } from "./accounts/notices.ts";
 import { PasswordResets } from "./accounts/resets.ts";
 import { RecordEvents } from "./records/sse.ts";
-import { presentAudioBook, presentSubtitle, presentVoiceStream, type TaskKind } from "./records/kinds.ts";
 import { WebhookRepository } from "./webhooks/repository.ts";
 import { SecretBox } from "./webhooks/secrets.ts";
 import { WebhookDelivery } from "./webhooks/delivery.ts";
@@ -139,13 +140,15 @@ export async function createGateway(options: GatewayOptions): Promise<GatewaySer
     approved: (accountId) => accounts.liveApproved(accountId),
   });
   const secret = await resolveSigningSecret(config);
-  const audioBooks = await TaskRepository.open<AudioBookDoc>(store, COLLECTION_OF.audiobook);
-  const voiceStreams = await TaskRepository.open<VoiceStreamDoc>(store, COLLECTION_OF["voice-stream"]);
-  const subtitles = await TaskRepository.open<SubtitleDoc>(store, COLLECTION_OF.subtitle);
+  const records: TaskRecords = {
+    audiobook: await TaskRepository.open(store, TASK_KINDS.audiobook.collection),
+    "voice-stream": await TaskRepository.open(store, TASK_KINDS["voice-stream"].collection),
+    subtitle: await TaskRepository.open(store, TASK_KINDS.subtitle.collection),
+  };
   const mesh = options.bus
     ? new TaskMesh(
         options.bus,
-        { audiobook: audioBooks, "voice-stream": voiceStreams, subtitle: subtitles },
+        records,
         await DispatchSlots.open(store, config.scheduling.accountMaxTasksInFlight),
         logger,
         {
@@ -156,7 +159,7 @@ export async function createGateway(options: GatewayOptions): Promise<GatewaySer
       )
     : undefined;
   const events = new RecordEvents({
-    repos: { audiobook: audioBooks, "voice-stream": voiceStreams, subtitle: subtitles },
+    repos: records,
     bus: options.bus,
     logger,
     heartbeatMs: config.sse.heartbeatMs,
@@ -165,19 +168,9 @@ export async function createGateway(options: GatewayOptions): Promise<GatewaySer
   if (mesh) events.attach(mesh);
   const signer = urlSigner({ baseUrl: config.publicBaseUrl, secret });
   const webhooks = { repo: await WebhookRepository.open(store), box: new SecretBox(secret), urlPolicy: { allowPrivateHosts: config.fetch.allowPrivateHosts } };
+  const reads = recordReaders(records, { signer, publicBaseUrl: config.publicBaseUrl });
   // Webhook deliveries: enqueued when this process projects a record finishing, consumed by every gateway.
-  const render = async (kind: TaskKind, id: string): Promise<unknown> => {
-    if (kind === "audiobook") {
-      const doc = await audioBooks.get(id);
-      return doc ? presentAudioBook(doc, signer) : null;
-    }
-    if (kind === "voice-stream") {
-      const doc = await voiceStreams.get(id);
-      return doc ? presentVoiceStream(doc, signer) : null;
-    }
-    const doc = await subtitles.get(id);
-    return doc ? presentSubtitle(doc, signer) : null;
-  };
+  const render = (kind: TaskKind, id: string): Promise<unknown> => reads[kind].presented(id);
   const delivery =
     options.bus && mesh
       ? new WebhookDelivery({
@@ -199,9 +192,8 @@ export async function createGateway(options: GatewayOptions): Promise<GatewaySer
     store,
     authenticator,
     idempotency: await IdempotencyStore.open(store),
-    audioBooks,
-    voiceStreams,
-    subtitles,
+    records,
+    reads,
     signer,
     dispatcher: mesh ?? holdDispatcher,
     events,

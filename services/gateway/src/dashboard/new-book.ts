@@ -9,14 +9,15 @@ import { bodyLimit } from "hono/body-limit";
 import { uploadBlobKey } from "@voiceloc/blobs";
 import { LANGUAGES, type Language } from "@voiceloc/contracts";
 import type { GatewayApp } from "../http/context.ts";
-import type { GatewayDeps } from "../app.ts";
+import type { GatewayDeps } from "../deps.ts";
 import { HttpProblem, ValueError422 } from "../http/errors.ts";
 import { uuidv7 } from "../records/ids.ts";
 import { newTaskFields, type AudioBookDoc } from "../records/kinds.ts";
 import { checkCapabilities, checkFileReference } from "../records/shared.ts";
+import { countUnfinished } from "../records/read.ts";
 import { cleanFilename, storeUpload } from "../uploads/intake.ts";
 import type { UploadDoc } from "../uploads/repository.ts";
-import type { DashboardDeps, DashboardKit } from "./routes.ts";
+import type { DashboardDeps, DashboardKit } from "./kit.ts";
 import { notice, type Markup } from "./views.ts";
 import { ownerFor, spaceOf, type Space } from "./work.ts";
 
@@ -89,8 +90,7 @@ export function registerNewBook(app: GatewayApp, deps: GatewayDeps, d: Dashboard
         return again(403, "Your live space opens once an operator approves the account; use the sandbox meanwhile.");
       }
       if (values.space === "sandbox" && deps.sandbox) {
-        const counts = await Promise.all([deps.audioBooks, deps.voiceStreams, deps.subtitles].map((repo) => repo.countUnfinished(owner)));
-        if (counts.reduce((a, b) => a + b, 0) >= deps.sandbox.maxTasksInFlight) {
+        if ((await countUnfinished(deps.reads, owner)) >= deps.sandbox.maxTasksInFlight) {
           return again(429, `The sandbox may have at most ${deps.sandbox.maxTasksInFlight} unfinished tasks at once: wait for one to finish.`);
         }
       }
@@ -158,7 +158,7 @@ export function registerNewBook(app: GatewayApp, deps: GatewayDeps, d: Dashboard
         preset_voice_name: values.voice === "" ? null : values.voice,
         voice_clone_sample: null,
       };
-      await deps.audioBooks.create(doc);
+      await deps.records.audiobook.create(doc);
       try {
         await deps.dispatcher.dispatch("audiobook", doc);
       } catch (error) {

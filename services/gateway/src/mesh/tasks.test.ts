@@ -205,7 +205,7 @@ describe("task mesh: work out, progress back", () => {
       });
     const { t, bus } = await setup({ sweepIntervalMs: 60_000, wrap: counting });
     const id = "0190c4c2-8d3e-7000-8000-000000000001";
-    await t.gateway.deps.subtitles.create(storedSubtitle(id, "alice", new Date(Date.now() - 60_000)));
+    await t.gateway.deps.records.subtitle.create(storedSubtitle(id, "alice", new Date(Date.now() - 60_000)));
     const received: string[] = [];
     const sub = await bus.consumeWork("subtitle", async ({ data }) => {
       received.push(data.task_id);
@@ -216,7 +216,7 @@ describe("task mesh: work out, progress back", () => {
     for (let pass = 0; pass < 3; pass += 1) await mesh.sweep();
     await eventually(async () => received, (r) => r.includes(id), "the work message");
     expect(published.filter((x) => x === id)).toHaveLength(1);
-    const record = await t.gateway.deps.subtitles.getOwned("alice", id);
+    const record = await t.gateway.deps.records.subtitle.getOwned("alice", id);
     expect(record?.published).toBe(true);
   });
 });
@@ -250,7 +250,7 @@ describe("fair scheduling: a limit of tasks in flight per account and kind", () 
     const { t, bus } = await setup({ env: { ACCOUNT_MAX_TASKS_IN_FLIGHT: "2" }, sweepIntervalMs: 60_000 });
     // a second gateway on the same store: its own TaskMesh and its own slot handle, nothing shared in memory
     const deps = t.gateway.deps;
-    const repos = { audiobook: deps.audioBooks, "voice-stream": deps.voiceStreams, subtitle: deps.subtitles };
+    const repos = { audiobook: deps.records.audiobook, "voice-stream": deps.records["voice-stream"], subtitle: deps.records.subtitle };
     const slots = await DispatchSlots.open(deps.store, 2);
     const second = new TaskMesh(bus.bus, repos, slots, silentLogger(), { sweepIntervalMs: 60_000 });
     await second.start();
@@ -278,7 +278,7 @@ describe("fair scheduling: a limit of tasks in flight per account and kind", () 
           date_created: at, date_updated: at, file: "book.txt", name: `alice ${i}`, source_language: "English", target_language: "English",
           audio_book_cover: null, use_voice_clone: false, preset_voice_name: null, voice_clone_sample: null,
         };
-        await deps.audioBooks.create(doc);
+        await deps.records.audiobook.create(doc);
         await second.dispatch("audiobook", doc);
         aliceIds.push(id);
       }
@@ -288,7 +288,7 @@ describe("fair scheduling: a limit of tasks in flight per account and kind", () 
 
     await eventually(async () => received, (r) => r.includes(bobId) && r.length === 3, "alice's first two and bob's one");
     expect(received.filter((id) => id !== bobId)).toEqual(aliceIds.slice(0, 2));
-    const waiting = await Promise.all(aliceIds.slice(2).map((id) => deps.audioBooks.getOwned("alice", id)));
+    const waiting = await Promise.all(aliceIds.slice(2).map((id) => deps.records.audiobook.getOwned("alice", id)));
     expect(waiting.map((d) => [d?.task_status, d?.published])).toEqual(Array.from({ length: 4 }, () => ["queued", false]));
     expect([await slots.inFlight("audiobook", "alice"), await slots.inFlight("audiobook", "bob")]).toEqual([2, 1]);
 
@@ -305,7 +305,7 @@ describe("fair scheduling: a limit of tasks in flight per account and kind", () 
       expect(received.at(-1)).toBe(aliceIds[done + 2]);
       expect(await slots.inFlight("audiobook", "alice")).toBe(2);
     }
-    const all = await Promise.all(aliceIds.map((id) => deps.audioBooks.getOwned("alice", id)));
+    const all = await Promise.all(aliceIds.map((id) => deps.records.audiobook.getOwned("alice", id)));
     expect(all.every((d) => d?.published === true)).toBe(true);
   });
 
@@ -318,15 +318,15 @@ describe("fair scheduling: a limit of tasks in flight per account and kind", () 
     });
     cleanups.push(() => sub.stop());
     const ids = [1, 2, 3].map((n) => `0190c4c2-8d3e-7000-8000-00000000010${n}`);
-    for (const [n, id] of ids.entries()) await t.gateway.deps.subtitles.create(storedSubtitle(id, "alice", new Date(Date.now() - 60_000 + n)));
-    await t.gateway.deps.subtitles.create(storedSubtitle("0190c4c2-8d3e-7000-8000-000000000200", "bob", new Date(Date.now() - 50_000)));
+    for (const [n, id] of ids.entries()) await t.gateway.deps.records.subtitle.create(storedSubtitle(id, "alice", new Date(Date.now() - 60_000 + n)));
+    await t.gateway.deps.records.subtitle.create(storedSubtitle("0190c4c2-8d3e-7000-8000-000000000200", "bob", new Date(Date.now() - 50_000)));
     const mesh = t.gateway.deps.dispatcher as TaskMesh;
     await mesh.sweep();
     await eventually(async () => received.length, (n) => n === 3, "three work messages");
     expect(received.sort()).toEqual([ids[0], ids[1], "0190c4c2-8d3e-7000-8000-000000000200"].sort());
     await mesh.sweep();
     expect(received).toHaveLength(3);
-    const third = await t.gateway.deps.subtitles.getOwned("alice", ids[2]!);
+    const third = await t.gateway.deps.records.subtitle.getOwned("alice", ids[2]!);
     expect(third).toMatchObject({ task_status: "queued", published: false });
   });
 });

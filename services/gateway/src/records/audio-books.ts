@@ -3,20 +3,19 @@ import { createRoute, z } from "@hono/zod-openapi";
 import {
   AudioBookSchema,
   CreateAudioBookSchema,
-  ListQuerySchema,
   UpdateAudioBookSchema,
   uuidParam,
 } from "@voiceloc/contracts";
-import type { GatewayDeps } from "../app.ts";
+import type { GatewayDeps } from "../deps.ts";
 import type { GatewayApp } from "../http/context.ts";
 import { respond } from "../http/respond.ts";
 import { NotFoundError } from "../http/errors.ts";
 import { bodyErrorResponses, capabilityErrorResponses, createErrorResponses, errorResponses, notFoundResponse } from "../http/responses.ts";
-import { newTaskFields, presentAudioBook, type AudioBookDoc } from "./kinds.ts";
-import { IdempotencyHeaders, SECURITY, checkCapabilities, checkFileReference, dispatchQuietly, idempotent, listPage } from "./shared.ts";
+import { AUDIO_BOOKS, newTaskFields, type AudioBookDoc } from "./kinds.ts";
+import { IdempotencyHeaders, SECURITY, checkCapabilities, checkFileReference, dispatchQuietly, idempotent } from "./shared.ts";
 
-const TAGS = ["Audio books"];
-const IdParam = uuidParam("audio_book_id", "The audio book's id (a UUID), as returned when it was created.");
+const TAGS = [AUDIO_BOOKS.tag];
+const IdParam = uuidParam("audio_book_id", AUDIO_BOOKS.idDescription);
 const json = <T>(schema: T) => ({ "application/json": { schema } });
 
 const createAudioBook = createRoute({
@@ -52,43 +51,6 @@ const createAudioBook = createRoute({
     ...createErrorResponses,
     ...capabilityErrorResponses,
     ...bodyErrorResponses,
-  },
-});
-
-const listAudioBooks = createRoute({
-  method: "get",
-  path: "/v1/audio_books/",
-  operationId: "list_audio_books",
-  summary: "List Audio Books",
-  description:
-    "The caller's audio books, newest first. The body is a JSON array; when there are more, the `Link` header carries the next page (`<…?cursor=…>; rel=\"next\"`).",
-  tags: TAGS,
-  security: SECURITY,
-  request: { query: ListQuerySchema },
-  responses: {
-    200: {
-      description: "A page of audio books.",
-      headers: { Link: { description: "Next page, RFC 8288: `<url>; rel=\"next\"`.", schema: { type: "string" } } },
-      content: json(z.array(AudioBookSchema)),
-    },
-    ...errorResponses,
-  },
-});
-
-const getAudioBook = createRoute({
-  method: "get",
-  path: "/v1/audio_books/{audio_book_id}",
-  operationId: "get_audio_book",
-  summary: "Get Audio Book",
-  description:
-    "The audio book as it is now: `task_status` and `task_progress` while it is processed, then `localized_file` (a signed link to the MP3, valid for 1 hour, renewed on every read) once completed, or `task_error` when it failed. Another account's id is a 404, as an unknown one.",
-  tags: TAGS,
-  security: SECURITY,
-  request: { params: IdParam },
-  responses: {
-    200: { description: "The audio book.", content: json(AudioBookSchema) },
-    ...errorResponses,
-    ...notFoundResponse,
   },
 });
 
@@ -152,23 +114,17 @@ export function registerAudioBooks(app: GatewayApp, deps: GatewayDeps): void {
         preset_voice_name: body.preset_voice_name ?? null,
         voice_clone_sample: body.voice_clone_sample ?? null,
       };
-      await deps.audioBooks.create(doc);
+      await deps.records.audiobook.create(doc);
       await dispatchQuietly(c, deps, () => deps.dispatcher.dispatch("audiobook", doc));
-      return { status: 201, body: presentAudioBook(doc, deps.signer), location: `/v1/audio_books/${id}` };
+      return { status: 201, body: AUDIO_BOOKS.present(doc, deps.signer), location: `/v1/audio_books/${id}` };
     }) as Promise<never>;
   });
 
-  app.openapi(listAudioBooks, async (c) => {
-    const page = await listPage(c, deps, deps.audioBooks, "/v1/audio_books/", c.req.valid("query"));
-    return respond(c, 200, page.items.map((doc) => presentAudioBook(doc, deps.signer)));
-  });
+}
 
-  app.openapi(getAudioBook, async (c) => {
-    const { audio_book_id: id } = c.req.valid("param");
-    const doc = await deps.audioBooks.getOwned(c.get("principal").accountId, id);
-    if (!doc) throw new NotFoundError("Audio book not found");
-    return respond(c, 200, presentAudioBook(doc, deps.signer));
-  });
+/** PATCH of an audio book (after its reads, as the document lists them). */
+export function registerAudioBookUpdate(app: GatewayApp, deps: GatewayDeps): void {
+  const now = () => (deps.now ? deps.now() : new Date());
 
   app.openapi(updateAudioBook, async (c) => {
     const { audio_book_id: id } = c.req.valid("param");
@@ -179,12 +135,12 @@ export function registerAudioBooks(app: GatewayApp, deps: GatewayDeps): void {
     if (body.audio_book_cover !== undefined) set.audio_book_cover = body.audio_book_cover;
     let doc: AudioBookDoc | null;
     if (Object.keys(set).length === 0) {
-      doc = await deps.audioBooks.getOwned(accountId, id);
+      doc = await deps.records.audiobook.getOwned(accountId, id);
     } else {
       set.date_updated = now().toISOString();
-      doc = await deps.audioBooks.updateOwned(accountId, id, set);
+      doc = await deps.records.audiobook.updateOwned(accountId, id, set);
     }
-    if (!doc) throw new NotFoundError("Audio book not found");
-    return respond(c, 200, presentAudioBook(doc, deps.signer));
+    if (!doc) throw new NotFoundError(AUDIO_BOOKS.notFound);
+    return respond(c, 200, AUDIO_BOOKS.present(doc, deps.signer));
   });
 }

@@ -1,10 +1,11 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { ErrorSchema, TaskStatusSchema, uuidParam } from "@voiceloc/contracts";
-import type { GatewayDeps } from "../app.ts";
+import type { GatewayDeps } from "../deps.ts";
 import type { GatewayApp } from "../http/context.ts";
 import { errorResponses, notFoundResponse } from "../http/responses.ts";
 import { SSE_RETRY_MS, recordEventStream } from "./sse.ts";
 import { SECURITY } from "./shared.ts";
+import { createRouter } from "../http/router.ts";
 
 const TAGS = ["Events"];
 
@@ -163,7 +164,9 @@ const streamSubtitleEvents = eventRoute({
   recordName: "SubtitleJob",
 });
 
-export function registerEvents(app: GatewayApp, deps: GatewayDeps): void {
+/** GET …/events of every kind (live progress). */
+export function eventRoutes(deps: GatewayDeps): GatewayApp {
+  const app = createRouter();
   app.openAPIRegistry.register("RecordProgress", RecordProgressSchema);
   // named only inside `contentSchema` (the record schemas are components through their own routes)
   const owner = (c: { get(key: "principal"): { accountId: string } }) => c.get("principal").accountId;
@@ -176,4 +179,5 @@ export function registerEvents(app: GatewayApp, deps: GatewayDeps): void {
   app.openapi(streamSubtitleEvents, (c) =>
     recordEventStream(c, deps, { kind: "subtitle", ownerId: owner(c), id: c.req.valid("param").subtitle_id as string }) as never,
   );
+  return app;
 }

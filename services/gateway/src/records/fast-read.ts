@@ -37,23 +37,17 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { httpRequestObserver, tracingEnabled } from "@voiceloc/telemetry";
 import { requestLineWriter, type Logger } from "@voiceloc/log";
 import type { Authenticator, Principal } from "../auth/authenticator.ts";
-import { presentAudioBook, presentSubtitle, presentVoiceStream, type AudioBookDoc, type SubtitleDoc, type UrlSigner, type VoiceStreamDoc } from "./kinds.ts";
 import { LIMITS, TASK_STATUSES, type TaskStatus } from "@voiceloc/contracts";
-import { InvalidCursorError, type ListQuery, type TaskDoc, type TaskRepository } from "./repository.ts";
-import { nextPageLink } from "./cursor.ts";
-import { RecordViews, replyOf } from "./views.ts";
+import type { ListQuery } from "./repository.ts";
+import type { ListAnswer, RecordReader, RecordReaders } from "./read.ts";
 import { RateLimiter, rateLimitField, type RateDecision } from "../http/rate-limit.ts";
 import { rawHeader, requestIdOf } from "../http/respond.ts";
 
 export interface FastReadDeps {
   logger: Logger;
   authenticator: Authenticator;
-  audioBooks: TaskRepository<AudioBookDoc>;
-  voiceStreams: TaskRepository<VoiceStreamDoc>;
-  subtitles: TaskRepository<SubtitleDoc>;
-  signer: UrlSigner;
-  /** The API's public address, that a list's `Link` to its next page starts with. */
-  publicBaseUrl: string;
+  /** The read core the app's routes answer through too. */
+  reads: RecordReaders;
   rateLimiter?: RateLimiter | undefined;
   /** `false`: the app has no HTTP metrics, so neither does this path. */
   metrics?: boolean | undefined;
@@ -68,19 +62,9 @@ interface Route {
 }
 
 interface Kind {
-  /** Path up to and including the slash before the id. */
-  prefix: string;
-  /** The list's path (the prefix, or the prefix without its slash). */
-  listPath: string;
+  reader: RecordReader;
   record: Route;
   list: Route;
-  repo: TaskRepository<TaskDoc>;
-  present: (doc: TaskDoc) => unknown;
-  views: RecordViews;
-  /** The caller and query string of a list → its last answer, while no record of the kind changed. */
-  pages: Map<string, Page>;
-  /** Bytes of the answers in `pages`. */
-  pagesBytes: number;
 }
 
 /** What the fast path answers with: a body and, for a list with more after it, the next page's `Link`. */
@@ -91,22 +75,10 @@ interface Answer {
   link?: string | undefined;
 }
 
+const listAnswer = (page: ListAnswer): Answer => ({ body: page.bytes, length: String(page.bytes.length), link: page.link });
+
 /** What a request reads: a record of a kind, or a list of it with a plain query. */
-type Target = { kind: Kind; id: string } | { kind: Kind; list: { search: string; query: ListQuery } };
-
-/** A list's answer, with the collection's change mark and the second it was made in. */
-interface Page {
-  answer: Answer;
-  mark: number;
-  second: number;
-}
-
-/**
- * Bytes of list answers remembered per kind before the memo starts over: a page of 200 records is
- * about 120 KB, and a client can ask for many different pages (cursors), so the memo is bounded by
- * size, not by count.
- */
-const PAGES_MAX_BYTES = 8 * 1024 * 1024;
+type Target = { kind: Kind; id: string } | { kind: Kind; list: ListQuery };
 
 const STATUSES: ReadonlySet<string> = new Set(TASK_STATUSES);
 const BASE64URL = /^[A-Za-z0-9_-]{1,512}$/;
@@ -158,90 +130,17 @@ function isCanonicalUuid(s: string, from: number): boolean {
  * (the Hono app's listener).
  */
 export function withFastRecordReads(deps: FastReadDeps, app: Listener): Listener {
-  const signer = deps.signer;
   const metrics = deps.metrics !== false;
   /** The route the app registers as `pattern` (its metrics label). */
   const route = (pattern: string): Route => ({ observe: metrics ? httpRequestObserver("GET", pattern, 200) : undefined });
-  /** A record kind at `prefix` + id, whose route Hono registers as `prefix` + `:param`, listed at `listPath`. */
-  const recordKind = <T extends TaskDoc>(
-    prefix: string,
-    listPath: string,
-    param: string,
-    repo: TaskRepository<T>,
-    present: (doc: T, signer: UrlSigner) => unknown,
-  ): Kind => {
-    const presentDoc = (doc: TaskDoc) => present(doc as T, signer);
-    return {
-      prefix,
-      listPath,
-      record: route(`${prefix}:${param}`),
-      list: route(listPath),
-      repo: repo as unknown as TaskRepository<TaskDoc>,
-      present: presentDoc,
-      views: new RecordViews(presentDoc),
-      pages: new Map(),
-      pagesBytes: 0,
-    };
-  };
-  const kinds: Kind[] = [
-    recordKind("/v1/audio_books/", "/v1/audio_books/", "audio_book_id", deps.audioBooks, presentAudioBook),
-    recordKind("/v1/voices/streams/", "/v1/voices/streams", "voice_id", deps.voiceStreams, presentVoiceStream),
-    recordKind("/v1/videos/subtitle/", "/v1/videos/subtitle", "subtitle_id", deps.subtitles, presentSubtitle),
-  ];
+  const kinds: Kind[] = Object.values(deps.reads).map((reader) => ({
+    reader,
+    // the routes as the app registers them (their metrics labels)
+    record: route(`${reader.spec.recordPrefix}:${reader.spec.idParam}`),
+    list: route(reader.spec.listPath),
+  }));
   const requestLine = requestLineWriter(deps.logger);
   const limiter = deps.rateLimiter;
-
-  /**
-   * The caller's page (`search`: the query string, read as `query`), remembered while no record of the
-   * kind changed (the store's change mark) within the second its links were signed in; undefined where
-   * the store keeps no text, or for a cursor the app answers (422).
-   */
-  const listPage = (kind: Kind, owner: string, search: string, query: ListQuery): Answer | undefined => {
-    const mark = kind.repo.changeMarkSync();
-    if (mark === undefined) return undefined;
-    const second = Math.floor(Date.now() / 1000);
-    const key = `${owner}\n${search}`;
-    const known = kind.pages.get(key);
-    if (known !== undefined && known.mark === mark && known.second === second) return known.answer;
-    const made = listFromTexts(kind, owner, query, mark);
-    if (made === undefined) return undefined;
-    // sent as bytes: a remembered page is not encoded again for each request
-    const body = Buffer.from(made.body);
-    const answer: Answer = { body, length: String(body.length), link: made.link };
-    kind.pagesBytes += answer.body.length - (known?.answer.body.length ?? 0);
-    if (kind.pagesBytes > PAGES_MAX_BYTES) {
-      kind.pages.clear();
-      kind.pagesBytes = answer.body.length;
-    }
-    kind.pages.set(key, { answer, mark, second });
-    return answer;
-  };
-
-  /**
-   * The caller's page of the kind's records from their stored texts: exactly the app's body
-   * (`JSON.stringify` of the presented records) and `Link`; undefined where the store keeps no text, or
-   * for a cursor the app answers (422).
-   */
-  const listFromTexts = (kind: Kind, owner: string, query: ListQuery, mark: number): { body: string; link: string | undefined } | undefined => {
-    let page;
-    try {
-      page = kind.repo.listTextSync(owner, query);
-    } catch (error) {
-      if (error instanceof InvalidCursorError) return undefined;
-      throw error;
-    }
-    if (page === undefined) return undefined;
-    let body = "[";
-    for (const [i, [id, text]] of page.items.entries()) {
-      const reply = kind.views.fromText(id, text, owner, mark);
-      if (reply === null) return undefined; // not the caller's: never, as the store selects by owner
-      body += i === 0 ? reply.body : `,${reply.body}`;
-    }
-    body += "]";
-    const link =
-      page.nextCursor === null ? undefined : nextPageLink(deps.publicBaseUrl, kind.listPath, { limit: query.limit, taskStatus: query.taskStatus, cursor: page.nextCursor });
-    return { body, link };
-  };
 
   /** Each cached principal's rate-limit partition, made once. */
   const partitions = new WeakMap<Principal, string>();
@@ -292,39 +191,33 @@ export function withFastRecordReads(deps: FastReadDeps, app: Listener): Listener
     );
   };
 
-  /** A store without stored text (MongoDB): the record is read and presented on every request. */
+  /** A store without stored text (MongoDB): the record is read and presented by the read core on every request. */
   const answerFromDocument = async (req: IncomingMessage, res: ServerResponse, kind: Kind, id: string, served: Served) => {
-    let doc: TaskDoc | null;
-    try {
-      doc = await kind.repo.getOwned(served.principal.accountId, id);
-    } catch {
-      // the app reads again and answers the store's failure as it does for every route
-      return app(req, res);
-    }
-    if (doc === null) return app(req, res);
     let reply;
     try {
-      reply = replyOf(kind.present(doc));
+      reply = await kind.reader.record(served.principal.accountId, id);
     } catch {
-      // a document the presenter cannot read: the app reads it again and answers (and logs) what that gives
+      // the store failed, or the presenter could not read the document: the app reads again and answers (and logs) what that gives
       return app(req, res);
     }
+    if (reply === null) return app(req, res);
     answer(req, res, served, reply);
   };
 
   /** The list of `kind` with the query string `search` ("" for none), if the query is plain. */
   const listTarget = (kind: Kind, search: string): Target | undefined => {
     const query = plainListQuery(search);
-    return query === undefined ? undefined : { kind, list: { search, query } };
+    return query === undefined ? undefined : { kind, list: query };
   };
 
   /** The record (`id`) or list `url` reads, if this path answers it. */
   const target = (url: string): Target | undefined => {
     for (const kind of kinds) {
-      if (!url.startsWith(kind.listPath)) continue;
-      if (url.length === kind.listPath.length) return listTarget(kind, "");
-      if (url.charCodeAt(kind.listPath.length) === 0x3f /* ? */) return listTarget(kind, url.slice(kind.listPath.length + 1));
-      if (url.startsWith(kind.prefix) && isCanonicalUuid(url, kind.prefix.length)) return { kind, id: url.slice(kind.prefix.length) };
+      const { listPath, recordPrefix } = kind.reader.spec;
+      if (!url.startsWith(listPath)) continue;
+      if (url.length === listPath.length) return listTarget(kind, "");
+      if (url.charCodeAt(listPath.length) === 0x3f /* ? */) return listTarget(kind, url.slice(listPath.length + 1));
+      if (url.startsWith(recordPrefix) && isCanonicalUuid(url, recordPrefix.length)) return { kind, id: url.slice(recordPrefix.length) };
       return undefined;
     }
     return undefined;
@@ -343,7 +236,7 @@ export function withFastRecordReads(deps: FastReadDeps, app: Listener): Listener
     if (principal === undefined) return app(req, res);
     const served: Served = {
       route: "list" in found ? kind.list : kind.record,
-      path: "list" in found ? kind.listPath : url,
+      path: "list" in found ? kind.reader.spec.listPath : url,
       principal,
       requestId: requestIdOf(rawHeader(raw, "x-request-id")),
       started,
@@ -351,20 +244,16 @@ export function withFastRecordReads(deps: FastReadDeps, app: Listener): Listener
     let reply: Answer | null | undefined;
     try {
       if ("list" in found) {
-        reply = listPage(kind, principal.accountId, found.list.search, found.list.query);
-        if (reply === undefined) return app(req, res); // MongoDB's lists, and bad cursors, are the app's
+        const page = kind.reader.listNow(principal.accountId, found.list);
+        // MongoDB's lists, and bad cursors (InvalidCursorError, caught below), are the app's
+        if (page === undefined) return app(req, res);
+        reply = listAnswer(page);
       } else {
-        // the mark first: a text read after it is current for as long as the mark stays the same
-        const mark = kind.repo.changeMarkSync();
-        reply = mark === undefined ? undefined : kind.views.atMark(found.id, mark, principal.accountId);
+        reply = kind.reader.recordNow(principal.accountId, found.id);
         if (reply === undefined) {
-          const text = kind.repo.getTextSync(found.id);
-          if (text === undefined) {
-            // nobody awaits this read: whatever it throws is handed to the app, never left an unhandled rejection
-            answerFromDocument(req, res, kind, found.id, served).catch(() => app(req, res));
-            return;
-          }
-          reply = text === null ? null : kind.views.fromText(found.id, text, principal.accountId, mark);
+          // nobody awaits this read: whatever it throws is handed to the app, never left an unhandled rejection
+          answerFromDocument(req, res, kind, found.id, served).catch(() => app(req, res));
+          return;
         }
       }
     } catch {

@@ -1,5 +1,4 @@
 import { Readable } from "node:stream";
-import type { Hono } from "hono";
 import {
   BlobNotFoundError,
   contentRange,
@@ -10,15 +9,17 @@ import {
   type BlobStore,
   type SigningSecrets,
 } from "@voiceloc/blobs";
-import type { GatewayEnv } from "../http/context.ts";
+import type { GatewayApp } from "../http/context.ts";
 import { HttpProblem, NotFoundError } from "../http/errors.ts";
+import { createRouter } from "../http/router.ts";
 
 /**
  * Signed downloads: `GET /v1/files/<key>?expires=<unix>&signature=<hmac>`. No credential
  * header is needed (the signature is the credential); a tampered or expired link → 403.
  * Supports HEAD and single byte ranges (206, 416).
  */
-export function registerFiles(app: Hono<GatewayEnv>, blobs: BlobStore, secret: SigningSecrets): void {
+export function fileRoutes(blobs: BlobStore, secret: SigningSecrets): GatewayApp {
+  const app = createRouter();
   app.on(["GET", "HEAD"], "/v1/files/*", async (c) => {
     const key = blobKeyOf(c.req.url);
     if (key === undefined || !isValidBlobKey(key)) throw new NotFoundError("File not found");
@@ -56,6 +57,7 @@ export function registerFiles(app: Hono<GatewayEnv>, blobs: BlobStore, secret: S
     const stream = await blobs.createReadStream(key, { start, end });
     return c.body(Readable.toWeb(stream) as ReadableStream, status, headers);
   });
+  return app;
 }
 
 const FILES_PREFIX = "/v1/files/";

@@ -1,13 +1,10 @@
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { LIMITS, capabilityProblems, pyStr, type TaskRequirements, type TaskStatus } from "@voiceloc/contracts";
-import type { GatewayDeps } from "../app.ts";
+import { LIMITS, capabilityProblems, pyStr, type TaskRequirements } from "@voiceloc/contracts";
+import type { GatewayDeps } from "../deps.ts";
 import { requestLog, type GatewayEnv } from "../http/context.ts";
-import { headerFields, respondText } from "../http/respond.ts";
+import { respondText } from "../http/respond.ts";
 import { ValueError422 } from "../http/errors.ts";
-import { nextPageLink } from "./cursor.ts";
-import { InvalidCursorError, type ListQuery, type Page, type TaskRepository } from "./repository.ts";
-import type { TaskDoc } from "./repository.ts";
 import type { UploadKind } from "../uploads/repository.ts";
 import { UPLOAD_ID } from "@voiceloc/fetch";
 
@@ -62,34 +59,6 @@ export async function checkFileReference(
   }
   const problem = deps.fileReferenceCheck(ref, ownerId);
   if (problem !== null) throw new ValueError422(loc, problem, ref);
-}
-
-/** Runs a list query and sets the `Link: <…>; rel="next"` header. */
-export async function listPage<T extends TaskDoc>(
-  c: Context<GatewayEnv>,
-  deps: GatewayDeps,
-  repo: TaskRepository<T>,
-  path: string,
-  query: { limit?: number | undefined; cursor?: string | undefined; task_status?: TaskStatus | undefined },
-): Promise<Page<T>> {
-  const listQuery: ListQuery = {
-    limit: query.limit ?? LIMITS.listDefault,
-    cursor: query.cursor,
-    taskStatus: query.task_status,
-  };
-  let page: Page<T>;
-  try {
-    page = await repo.list(c.get("principal").accountId, listQuery);
-  } catch (error) {
-    if (error instanceof InvalidCursorError) {
-      throw new ValueError422(["query", "cursor"], "invalid cursor: pass the cursor of a previous page's Link header unchanged", query.cursor);
-    }
-    throw error;
-  }
-  if (page.nextCursor) {
-    headerFields(c).Link = nextPageLink(deps.publicBaseUrl, path, { limit: listQuery.limit, taskStatus: listQuery.taskStatus, cursor: page.nextCursor });
-  }
-  return page;
 }
 
 export interface Created {

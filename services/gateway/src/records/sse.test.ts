@@ -192,9 +192,9 @@ describe("live progress over Server-Sent Events", () => {
     await reader.until(() => reader.events.length === 1, "the state");
     // straight into the store, as another gateway's projection would, but with its notice lost
     const at = new Date().toISOString();
-    await t.gateway.deps.audioBooks.applyEvent(id, 7, { task_status: "processing", date_updated: at }, 45);
+    await t.gateway.deps.records.audiobook.applyEvent(id, 7, { task_status: "processing", date_updated: at }, 45);
     await reader.until(() => data(reader.events.at(-1)).task_progress === 45, "progress 45", 30_000);
-    await t.gateway.deps.audioBooks.applyEvent(id, 8, { task_status: "completed", date_updated: at, result_key: `results/audiobook/${id}.mp3` }, 100);
+    await t.gateway.deps.records.audiobook.applyEvent(id, 8, { task_status: "completed", date_updated: at, result_key: `results/audiobook/${id}.mp3` }, 100);
     const all = await reader.untilEnd(30_000);
     expect(all.map((e) => e.event)).toEqual(["progress", "progress", "completed"]);
   });

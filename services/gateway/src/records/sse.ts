@@ -19,9 +19,9 @@ import type { Context } from "hono";
 import type { Bus, BusSubscription } from "@voiceloc/bus";
 import { RecordNoticeSchema, SUBJECTS, type RecordNotice, type TaskKind, type TaskStatus } from "@voiceloc/contracts";
 import type { Logger } from "@voiceloc/log";
-import type { GatewayDeps } from "../app.ts";
+import type { GatewayDeps } from "../deps.ts";
 import type { RecordChange } from "../mesh/tasks.ts";
-import { presentAudioBook, presentSubtitle, presentVoiceStream, type AudioBookDoc, type SubtitleDoc, type UrlSigner, type VoiceStreamDoc } from "./kinds.ts";
+import { TASK_KINDS } from "./kinds.ts";
 import { FINISHED_STATUSES, type TaskDoc, type TaskRepository } from "./repository.ts";
 import type { GatewayEnv } from "../http/context.ts";
 import { HttpProblem, NotFoundError, ServiceUnavailableError } from "../http/errors.ts";
@@ -229,25 +229,6 @@ export class RecordEvents {
   }
 }
 
-/** Where a stream of each kind reads its records and how it presents the final one. */
-const KINDS: { [K in TaskKind]: { repo: (deps: GatewayDeps) => TaskRepository<TaskDoc>; present: (doc: TaskDoc, signer: UrlSigner) => unknown; notFound: string } } = {
-  audiobook: {
-    repo: (deps) => deps.audioBooks as unknown as TaskRepository<TaskDoc>,
-    present: (doc, signer) => presentAudioBook(doc as AudioBookDoc, signer),
-    notFound: "Audio book not found",
-  },
-  "voice-stream": {
-    repo: (deps) => deps.voiceStreams as unknown as TaskRepository<TaskDoc>,
-    present: (doc, signer) => presentVoiceStream(doc as VoiceStreamDoc, signer),
-    notFound: "Voice stream not found",
-  },
-  subtitle: {
-    repo: (deps) => deps.subtitles as unknown as TaskRepository<TaskDoc>,
-    present: (doc, signer) => presentSubtitle(doc as SubtitleDoc, signer),
-    notFound: "Subtitle job not found",
-  },
-};
-
 export class TooManyStreamsError extends HttpProblem {
   constructor(limit: number) {
     super(429, "too_many_streams", `Too many open event streams: at most ${limit} per account at once; close one first`, {
@@ -280,8 +261,9 @@ const STREAM_HEADERS = {
  * change, the final `completed`/`failed` event with the record as GET returns it, then the end.
  */
 export async function recordEventStream(c: Context<GatewayEnv>, deps: GatewayDeps, target: { kind: TaskKind; ownerId: string; id: string }): Promise<Response> {
-  const spec = KINDS[target.kind];
-  const repo = spec.repo(deps);
+  const spec = TASK_KINDS[target.kind];
+  const reader = deps.reads[target.kind];
+  const repo = reader.docs;
   const hub = deps.events;
   const found = await repo.getOwned(target.ownerId, target.id);
   if (!found) throw new NotFoundError(spec.notFound);
@@ -336,8 +318,17 @@ export async function recordEventStream(c: Context<GatewayEnv>, deps: GatewayDep
     if (id <= lastSent) return;
     lastSent = id;
     if (isFinished(record)) {
-      write(frame(record.task_status, id, JSON.stringify(spec.present(record, deps.signer))));
-      end();
+      // the record exactly as GET answers it (a final record changes no more)
+      reader.presented(record.id).then(
+        (presented) => {
+          write(frame(record.task_status, id, JSON.stringify(presented)));
+          end();
+        },
+        (error: unknown) => {
+          log.warn({ err: error, taskId: target.id }, "live progress stream closed: the finished record could not be read");
+          end();
+        },
+      );
       return;
     }
     const data = { id: record.id, task_status: record.task_status, task_progress: record.task_progress, date_updated: record.date_updated };

@@ -4,32 +4,16 @@ import {
   SpeechSynthesisResponseSchema,
   ErrorSchema,
   languageFromNameOrCode,
-  type AudioFormat,
-  type Language,
 } from "@voiceloc/contracts";
-import type { GatewayDeps } from "../app.ts";
+import type { GatewayDeps } from "../deps.ts";
+import type { SynthesisRequest } from "./synthesizer.ts";
+import { registerVoices } from "./voices.ts";
+import { registerCapabilities } from "./capabilities.ts";
+import { createRouter } from "../http/router.ts";
 import type { GatewayApp } from "../http/context.ts";
 import { respond } from "../http/respond.ts";
 import { ServiceUnavailableError, ValueError422 } from "../http/errors.ts";
 import { bodyErrorResponses, errorResponses } from "../http/responses.ts";
-
-export interface SynthesisRequest {
-  text: string;
-  language: Language;
-  /** The language as the client wrote it (a name or an ISO code), echoed as the 422 `input`. */
-  languageInput?: string;
-  voice: string | null;
-  format: AudioFormat;
-  accountId: string;
-  requestId: string;
-}
-
-export interface Synthesizer {
-  /** Longest text of one request in characters (SYNTHESIS_MAX_CHARACTERS); unset: only the schema's limit. */
-  readonly maxCharacters?: number;
-  /** Returns the blob key of the audio and its measured duration. */
-  synthesize(request: SynthesisRequest): Promise<{ key: string; durationSeconds: number }>;
-}
 
 const json = <T>(schema: T) => ({ "application/json": { schema } });
 
@@ -76,7 +60,7 @@ const synthesize = createRoute({
   },
 });
 
-export function registerSpeech(app: GatewayApp, deps: GatewayDeps): void {
+function registerSynthesis(app: GatewayApp, deps: GatewayDeps): void {
   app.openapi(synthesize, async (c) => {
     const body = c.req.valid("json");
     const language = languageFromNameOrCode(body.language);
@@ -107,4 +91,13 @@ export function registerSpeech(app: GatewayApp, deps: GatewayDeps): void {
     });
     return respond(c, 200, { audio_url: deps.signer.sign(result.key), duration_seconds: result.durationSeconds });
   });
+}
+
+/** Speech synthesis, its voices and the engines' capabilities. */
+export function speechRoutes(deps: GatewayDeps): GatewayApp {
+  const app = createRouter();
+  registerSynthesis(app, deps);
+  registerVoices(app, deps);
+  registerCapabilities(app, deps);
+  return app;
 }

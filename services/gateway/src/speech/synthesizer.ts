@@ -1,7 +1,24 @@
 import { NoRespondersError, RequestTimeoutError, createCatalogBus, type Bus, type ReplyErrorCode } from "@voiceloc/bus";
-import { BUS_CATALOG, type BusCatalogue, type Voice } from "@voiceloc/contracts";
+import { BUS_CATALOG, type AudioFormat, type BusCatalogue, type Language, type Voice } from "@voiceloc/contracts";
 import { HttpProblem, ServiceUnavailableError, ValueError422 } from "../http/errors.ts";
-import type { SynthesisRequest, Synthesizer } from "./routes.ts";
+
+export interface SynthesisRequest {
+  text: string;
+  language: Language;
+  /** The language as the client wrote it (a name or an ISO code), echoed as the 422 `input`. */
+  languageInput?: string;
+  voice: string | null;
+  format: AudioFormat;
+  accountId: string;
+  requestId: string;
+}
+
+export interface Synthesizer {
+  /** Longest text of one request in characters (SYNTHESIS_MAX_CHARACTERS); unset: only the schema's limit. */
+  readonly maxCharacters?: number;
+  /** Returns the blob key of the audio and its measured duration. */
+  synthesize(request: SynthesisRequest): Promise<{ key: string; durationSeconds: number }>;
+}
 
 /** Every code the synthesis service may answer with: its refusals and the bus's system codes. */
 export type SynthesisReplyCode = ReplyErrorCode<BusCatalogue, "synthesize">;

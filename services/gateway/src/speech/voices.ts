@@ -1,6 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { VoiceInfoSchema, VoicesQuerySchema, ErrorSchema, languageFromNameOrCode } from "@voiceloc/contracts";
-import type { GatewayDeps } from "../app.ts";
+import type { GatewayDeps } from "../deps.ts";
 import type { GatewayApp } from "../http/context.ts";
 import { respond } from "../http/respond.ts";
 import { ServiceUnavailableError } from "../http/errors.ts";

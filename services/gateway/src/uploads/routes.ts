@@ -1,7 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { ErrorSchema, ListQuerySchema, pyStr, uuidParam } from "@voiceloc/contracts";
 import { uploadBlobKey, type BlobStore } from "@voiceloc/blobs";
-import type { GatewayDeps } from "../app.ts";
+import type { GatewayDeps } from "../deps.ts";
 import { requestLog, type GatewayApp } from "../http/context.ts";
 import { headerFields, requestHeader, respond } from "../http/respond.ts";
 import { NotFoundError, ValueError422 } from "../http/errors.ts";
@@ -13,6 +13,7 @@ import { cleanFilename, storeMultipart, storeUpload, uploadTooLarge, webChunks, 
 import type { UploadDoc, UploadRepository } from "./repository.ts";
 import { SECURITY } from "../records/shared.ts";
 import { LIMITS } from "@voiceloc/contracts";
+import { createRouter } from "../http/router.ts";
 
 const TAGS = ["Uploads"];
 const json = <T>(schema: T) => ({ "application/json": { schema } });
@@ -170,7 +171,8 @@ export function isUploadBodyPath(path: string): boolean {
   return path === "/v1/uploads" || path === "/v1/uploads/";
 }
 
-export function registerUploads(app: GatewayApp, deps: GatewayDeps, uploads: UploadDeps): void {
+export function uploadRoutes(deps: GatewayDeps, uploads: UploadDeps): GatewayApp {
+  const app = createRouter();
   const now = () => (deps.now ? deps.now() : new Date());
   const route = createUploadRoute(uploads.maxBytes);
   app.openAPIRegistry.registerPath(route);
@@ -252,4 +254,5 @@ export function registerUploads(app: GatewayApp, deps: GatewayDeps, uploads: Upl
     await uploads.repo.deleteOwned(owner, id);
     return c.body(null, 204);
   });
+  return app;
 }
