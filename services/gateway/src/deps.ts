@@ -11,9 +11,11 @@ import type { RecordReaders } from "./records/read.ts";
 import type { RecordEvents } from "./records/sse.ts";
 import type { Synthesizer, VoiceCatalog } from "./speech/synthesizer.ts";
 import type { CapabilitySource } from "./speech/capability-source.ts";
-import type { UploadDeps } from "./uploads/routes.ts";
+import type { UploadRepository } from "./uploads/repository.ts";
 import type { DashboardDeps } from "./dashboard/kit.ts";
-import type { WebhookRouteDeps } from "./webhooks/routes.ts";
+import type { WebhookRepository } from "./webhooks/repository.ts";
+import type { SecretBox } from "./webhooks/secrets.ts";
+import type { WebhookUrlPolicy } from "./webhooks/url.ts";
 
 export interface SandboxLimits {
   maxBookCharacters: number;
@@ -65,4 +67,21 @@ export interface GatewayDeps {
   uploads?: UploadDeps | undefined;
   now?: () => Date;
   newId?: () => string;
+}
+
+/** Uploads: their records, the blob store and the limits. */
+export interface UploadDeps {
+  repo: UploadRepository;
+  blobs: BlobStore;
+  /** UPLOAD_MAX_BYTES. */
+  maxBytes: number;
+  /** UPLOAD_TTL_SECONDS. */
+  ttlSeconds: number;
+}
+
+/** Webhook endpoints: their store, the secret sealer and the URL policy. */
+export interface WebhookRouteDeps {
+  repo: WebhookRepository;
+  box: SecretBox;
+  urlPolicy: WebhookUrlPolicy;
 }

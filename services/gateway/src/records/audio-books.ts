@@ -1,5 +1,5 @@
 import { uuidv7 } from "./ids.ts";
-import { createRoute, z } from "@hono/zod-openapi";
+import { createRoute } from "@hono/zod-openapi";
 import {
   AudioBookSchema,
   CreateAudioBookSchema,

@@ -19,7 +19,7 @@ import type { Context } from "hono";
 import type { Bus, BusSubscription } from "@voiceloc/bus";
 import { RecordNoticeSchema, SUBJECTS, type RecordNotice, type TaskKind, type TaskStatus } from "@voiceloc/contracts";
 import type { Logger } from "@voiceloc/log";
-import type { GatewayDeps } from "../deps.ts";
+import type { RecordReaders } from "./read.ts";
 import type { RecordChange } from "../mesh/tasks.ts";
 import { TASK_KINDS } from "./kinds.ts";
 import { FINISHED_STATUSES, type TaskDoc, type TaskRepository } from "./repository.ts";
@@ -260,7 +260,14 @@ const STREAM_HEADERS = {
  * `text/event-stream`: `retry:`, the current state (unless `Last-Event-ID` covers it), every later
  * change, the final `completed`/`failed` event with the record as GET returns it, then the end.
  */
-export async function recordEventStream(c: Context<GatewayEnv>, deps: GatewayDeps, target: { kind: TaskKind; ownerId: string; id: string }): Promise<Response> {
+/** What a stream needs of the gateway. */
+export interface EventStreamDeps {
+  reads: RecordReaders;
+  events: RecordEvents;
+  logger: Logger;
+}
+
+export async function recordEventStream(c: Context<GatewayEnv>, deps: EventStreamDeps, target: { kind: TaskKind; ownerId: string; id: string }): Promise<Response> {
   const spec = TASK_KINDS[target.kind];
   const reader = deps.reads[target.kind];
   const repo = reader.docs;

@@ -6,7 +6,6 @@ import {
   languageFromNameOrCode,
 } from "@voiceloc/contracts";
 import type { GatewayDeps } from "../deps.ts";
-import type { SynthesisRequest } from "./synthesizer.ts";
 import { registerVoices } from "./voices.ts";
 import { registerCapabilities } from "./capabilities.ts";
 import { createRouter } from "../http/router.ts";

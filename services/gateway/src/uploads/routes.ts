@@ -1,7 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { ErrorSchema, ListQuerySchema, pyStr, uuidParam } from "@voiceloc/contracts";
-import { uploadBlobKey, type BlobStore } from "@voiceloc/blobs";
-import type { GatewayDeps } from "../deps.ts";
+import { uploadBlobKey } from "@voiceloc/blobs";
+import type { GatewayDeps, UploadDeps } from "../deps.ts";
 import { requestLog, type GatewayApp } from "../http/context.ts";
 import { headerFields, requestHeader, respond } from "../http/respond.ts";
 import { NotFoundError, ValueError422 } from "../http/errors.ts";
@@ -10,7 +10,7 @@ import { uuidv7 } from "../records/ids.ts";
 import { nextPageLink } from "../records/cursor.ts";
 import { InvalidCursorError } from "../records/repository.ts";
 import { cleanFilename, storeMultipart, storeUpload, uploadTooLarge, webChunks, type Stored } from "./intake.ts";
-import type { UploadDoc, UploadRepository } from "./repository.ts";
+import type { UploadDoc } from "./repository.ts";
 import { SECURITY } from "../records/shared.ts";
 import { LIMITS } from "@voiceloc/contracts";
 import { createRouter } from "../http/router.ts";
@@ -20,14 +20,6 @@ const json = <T>(schema: T) => ({ "application/json": { schema } });
 const errorContent = json(ErrorSchema);
 
 /** What the gateway needs for uploads. */
-export interface UploadDeps {
-  repo: UploadRepository;
-  blobs: BlobStore;
-  /** UPLOAD_MAX_BYTES. */
-  maxBytes: number;
-  /** UPLOAD_TTL_SECONDS. */
-  ttlSeconds: number;
-}
 
 export const UploadSchema = z
   .object({

@@ -14,7 +14,7 @@ import {
   webhookPayloadSchema,
   type WebhookEvent,
 } from "@voiceloc/contracts";
-import type { GatewayDeps } from "../deps.ts";
+import type { GatewayDeps, WebhookRouteDeps } from "../deps.ts";
 import type { GatewayApp, GatewayEnv } from "../http/context.ts";
 import { headerFields, respond } from "../http/respond.ts";
 import { HttpProblem, NotFoundError, ValueError422 } from "../http/errors.ts";
@@ -24,17 +24,12 @@ import { uuidv7 } from "../records/ids.ts";
 import { nextPageLink } from "../records/cursor.ts";
 import { InvalidCursorError, type Page } from "../records/repository.ts";
 import { SECURITY } from "../records/shared.ts";
-import { presentDelivery, presentWebhook, type WebhookDoc, type WebhookRepository } from "./repository.ts";
-import { newWebhookSecret, type SecretBox } from "./secrets.ts";
+import { presentDelivery, presentWebhook, type WebhookDoc } from "./repository.ts";
+import { newWebhookSecret } from "./secrets.ts";
 import { webhookUrlProblem, type WebhookUrlPolicy } from "./url.ts";
 import { createRouter } from "../http/router.ts";
 
 /** What the webhook routes need besides the gateway's usual dependencies. */
-export interface WebhookRouteDeps {
-  repo: WebhookRepository;
-  box: SecretBox;
-  urlPolicy: WebhookUrlPolicy;
-}
 
 export const WEBHOOKS_TAG = {
   name: "Webhooks",
