@@ -72,7 +72,7 @@ export interface ReaderOptions {
 }
 
 /** The reader of one kind's records. */
-export function recordReader<T extends TaskDoc>(spec: TaskKindSpec<T, unknown>, repo: TaskRepository<T>, options: ReaderOptions): RecordReader {
+function recordReader<T extends TaskDoc>(spec: TaskKindSpec<T, unknown>, repo: TaskRepository<T>, options: ReaderOptions): RecordReader {
   const { signer, publicBaseUrl } = options;
   const present = (doc: T) => spec.present(doc, signer);
   const views = new RecordViews<T>(present);

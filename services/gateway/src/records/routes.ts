@@ -21,7 +21,7 @@ import { registerVoiceStreams } from "./voice-streams.ts";
 const json = <T>(schema: T) => ({ "application/json": { schema } });
 
 /** GET of a kind's list and of one of its records. */
-export function registerReads(app: GatewayApp, deps: GatewayDeps, kind: TaskKind): void {
+function registerReads(app: GatewayApp, deps: GatewayDeps, kind: TaskKind): void {
   const spec = TASK_KINDS[kind];
   const reader = deps.reads[kind];
   const list = createRoute({

@@ -24,7 +24,7 @@ import type { RecordChange } from "../mesh/tasks.ts";
 import { TASK_KINDS } from "./kinds.ts";
 import { FINISHED_STATUSES, type TaskDoc, type TaskRepository } from "./repository.ts";
 import type { GatewayEnv } from "../http/context.ts";
-import { HttpProblem, NotFoundError, ServiceUnavailableError } from "../http/errors.ts";
+import { NotFoundError, ServiceUnavailableError, TooManyRequestsError } from "../http/errors.ts";
 import { requestLog } from "../http/context.ts";
 import { requestHeader } from "../http/respond.ts";
 
@@ -229,15 +229,6 @@ export class RecordEvents {
   }
 }
 
-export class TooManyStreamsError extends HttpProblem {
-  constructor(limit: number) {
-    super(429, "too_many_streams", `Too many open event streams: at most ${limit} per account at once; close one first`, {
-      headers: { "Retry-After": "5" },
-    });
-    this.name = "TooManyStreamsError";
-  }
-}
-
 function frame(event: string, id: number, data: string): string {
   return `event: ${event}\nid: ${id}\ndata: ${data}\n\n`;
 }
@@ -354,7 +345,9 @@ export async function recordEventStream(c: Context<GatewayEnv>, deps: EventStrea
   );
 
   const watched = hub.watch(target.kind, target.id, { ownerId: target.ownerId, deliver: send, close: end });
-  if (watched === "limit") throw new TooManyStreamsError(hub.maxStreamsPerAccount);
+  if (watched === "limit") {
+    throw new TooManyRequestsError(`Too many open event streams: at most ${hub.maxStreamsPerAccount} per account at once; close one first`, 5);
+  }
   if (watched === "closed") throw new ServiceUnavailableError("The gateway is shutting down; reconnect", 1);
   release = watched;
   try {
