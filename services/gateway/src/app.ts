@@ -2,7 +2,7 @@ import { HTTPException } from "hono/http-exception";
 import type { Context } from "hono";
 import { requestLineWriter, type Logger } from "@voiceloc/log";
 import { METHODS_WITH_BODY, parseJson, limitBody } from "./http/body.ts";
-import { applyHeaderFields, headerFields, requestHeader, requestIdOf, respond, respondText } from "./http/respond.ts";
+import { applyHeaderFields, headerFields, principalFields, requestHeader, requestIdOf, respond, respondText } from "./http/respond.ts";
 import { CLIENT_CLOSED_REQUEST, clientClosedRequest } from "./http/client-closed.ts";
 import { requestLog, type GatewayApp, type GatewayEnv } from "./http/context.ts";
 import { HttpProblem, TooManyRequestsError, ValueError422 } from "./http/errors.ts";
@@ -64,7 +64,7 @@ export function createApp(deps: GatewayDeps): GatewayApp {
     });
     c.set("principal", principal);
     // every response to a sandbox key says so, errors included
-    if (principal.mode === "sandbox") headerFields(c)["VoiceLoc-Mode"] = "sandbox";
+    Object.assign(headerFields(c), principalFields(principal));
     if (limiter) await meterRequest(limiter, c);
     await next();
   });

@@ -16,22 +16,18 @@
  * - only a credential the authenticator verified within its cache time (`cachedPrincipal`): an
  *   unknown, revoked, unapproved or new key, an access token (JWT) or no credential goes to the app;
  * - only a record that exists and belongs to the caller (a 404 is the app's), as the store has it
- *   now, so progress shows at once. Where the store keeps documents as JSON text (the embedded store),
- *   each record's answer is made from its text (`RecordViews`): the same text, the same answer (made
- *   anew each second, as its signed links are). The text is read unless the store's change mark for
- *   the kind is still the one it was last read under (no record of the kind written through the store
- *   since, no commit by another connection within `EXTERNAL_CHANGES_MS`). A list is its records' answers
- *   joined, exactly `JSON.stringify` of the presented array, and is remembered (as bytes) only while
- *   the store's change mark for the kind stays the same (no record of the kind written, no commit by
- *   another connection) within one second. Lists need the stored text (MongoDB's are the app's);
+ *   now, so progress shows at once: read through the read core the app's routes use (`read.ts`),
+ *   synchronously from the stored JSON text where the store keeps it (the embedded store). Lists need
+ *   the stored text (MongoDB's are the app's);
  * - the credential spends a request from its rate-limit lease (`takeLeased`), or from a new lease
  *   (`take`); a refusal is the app's (it answers it from memory, spending nothing). The read happens
  *   before the request is spent, so a request handed to the app is metered once, there;
  * - not while tracing is on (the app makes the server span).
  *
- * The answer is the app's byte for byte: the same body (the same presenter), the same header fields
- * in the same order (`X-Request-Id`, `VoiceLoc-Mode` for a sandbox key, the RateLimit fields,
- * `content-type`), the same request line in the log and the same metrics series.
+ * The answer is the app's byte for byte: the same body (the same read core), the same header fields
+ * in the same order, from the same builders (`X-Request-Id`, `principalFields`, `rateLimitFields`,
+ * `Link`, `content-type`), the same request line in the log and the same metrics series
+ * (`read-paths.test.ts` compares every read of every kind with the fast path on and off).
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { httpRequestObserver, tracingEnabled } from "@voiceloc/telemetry";
@@ -40,8 +36,8 @@ import type { Authenticator, Principal } from "../auth/authenticator.ts";
 import { LIMITS, TASK_STATUSES, type TaskStatus } from "@voiceloc/contracts";
 import type { ListQuery } from "./repository.ts";
 import type { ListAnswer, RecordReader, RecordReaders } from "./read.ts";
-import { RateLimiter, rateLimitField, type RateDecision } from "../http/rate-limit.ts";
-import { rawHeader, requestIdOf } from "../http/respond.ts";
+import { RateLimiter, rateLimitFields, type RateDecision } from "../http/rate-limit.ts";
+import { principalFields, rawHeader, requestIdOf } from "../http/respond.ts";
 
 export interface FastReadDeps {
   logger: Logger;
@@ -161,14 +157,13 @@ export function withFastRecordReads(deps: FastReadDeps, app: Listener): Listener
 
   const send = (res: ServerResponse, served: Served, reply: Answer, decision: RateDecision | undefined): void => {
     const { principal, requestId } = served;
-    const headers: string[] = ["X-Request-Id", requestId];
-    if (principal.mode === "sandbox") headers.push("VoiceLoc-Mode", "sandbox");
-    if (limiter !== undefined && decision !== undefined && decision.kind === "allowed") {
-      headers.push("RateLimit-Policy", limiter.policyField, "RateLimit", rateLimitField(decision.remaining, decision.fullInSeconds));
-    }
-    if (reply.link !== undefined) headers.push("Link", reply.link);
-    headers.push("content-type", "application/json", "Content-Length", reply.length);
-    res.writeHead(200, headers);
+    // the fields in the app's order, made by the same builders: the request id, whose answer, the rate limit, the next page
+    const fields: Record<string, string> = { "X-Request-Id": requestId, ...principalFields(principal) };
+    if (limiter !== undefined && decision !== undefined && decision.kind === "allowed") Object.assign(fields, rateLimitFields(limiter, decision.remaining, decision.fullInSeconds));
+    if (reply.link !== undefined) fields.Link = reply.link;
+    fields["content-type"] = "application/json";
+    fields["Content-Length"] = reply.length;
+    res.writeHead(200, fields);
     res.end(reply.body);
     const elapsed = performance.now() - served.started;
     requestLine({ requestId, method: "GET", path: served.path, status: 200, ms: Math.round(elapsed * 10) / 10, account: principal.accountId });
