@@ -3,7 +3,8 @@
  * in the store and to a client, what the documents say about it, and how the dashboard names it. The
  * routes (`records/routes.ts`), the fast path (`fast-read.ts`), live progress (`sse.ts`), the
  * dashboard, webhook bodies and the sandbox's creation limit all derive from this table: a new kind
- * is its document type, one entry here and its creating route.
+ * is its document type, one entry here and its creating route (tsc then names the maps that hold
+ * every kind: the repositories `gateway.ts` opens and the readers of `read.ts`).
  */
 import { AudioBookSchema, SubtitleJobSchema, VoiceStreamSchema, type Language, type TaskKind } from "@voiceloc/contracts";
 import type { z } from "@hono/zod-openapi";
@@ -215,7 +216,7 @@ export type KindTable = { [K in TaskKind]: TaskKindSpec<KindDocs[K], unknown> };
 export const TASK_KINDS: KindTable = { audiobook: AUDIO_BOOKS, "voice-stream": VOICE_STREAMS, subtitle: SUBTITLES };
 
 /** Every kind, in the table's order (routes are registered, and documented, in this order). */
-export const KIND_LIST = [TASK_KINDS.audiobook, TASK_KINDS["voice-stream"], TASK_KINDS.subtitle];
+export const KIND_LIST = Object.values(TASK_KINDS);
 
 /** The repository of each kind's records. */
 export type TaskRecords = { [K in TaskKind]: TaskRepository<KindDocs[K]> };
