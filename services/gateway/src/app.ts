@@ -17,10 +17,11 @@ import { isUploadBodyPath, uploadRoutes } from "./uploads/routes.ts";
 import { DEFAULT_API_CONTACT_NAME, DEFAULT_API_LICENSE } from "@voiceloc/config";
 import { createRouter } from "./http/router.ts";
 import { API_DESCRIPTION } from "./operations/openapi-description.ts";
-import { registerDocs } from "./operations/docs.ts";
+import { docsRoutes } from "./operations/docs.ts";
+import { healthRoutes } from "./operations/health.ts";
 import { meterRequest } from "./http/rate-limit.ts";
 import { httpMetrics, metricsHandler } from "@voiceloc/telemetry";
-import { registerDashboard } from "./dashboard/routes.ts";
+import { dashboardRoutes } from "./dashboard/routes.ts";
 import { WEBHOOKS_TAG, documentWebhookEvents, webhookRoutes } from "./webhooks/routes.ts";
 import type { GatewayDeps } from "./deps.ts";
 
@@ -117,30 +118,9 @@ export function createApp(deps: GatewayDeps): GatewayApp {
     documentWebhookEvents(app);
   }
 
-  if (deps.dashboard) registerDashboard(app, deps, deps.dashboard);
+  if (deps.dashboard) app.route("/", dashboardRoutes(deps, deps.dashboard));
 
-  app.get("/healthz", (c) => respond(c, 200, { status: "ok" }));
-  app.get("/readyz", async (c) => {
-    const checks: Record<string, string> = {};
-    let ready = true;
-    const all = [{ name: "store", check: () => deps.store.ping() }, ...(deps.readinessChecks ?? [])];
-    // every dependency at once, each bounded: a server that stopped answering makes /readyz false in seconds
-    await Promise.all(
-      all.map(async ({ name, check }) => {
-        let timer: NodeJS.Timeout | undefined;
-        try {
-          await Promise.race([check(), new Promise((_, reject) => (timer = setTimeout(() => reject(new Error("no answer within 3 s")), 3_000)))]);
-          checks[name] = "ok";
-        } catch (error) {
-          ready = false;
-          checks[name] = error instanceof Error ? error.message : "failed";
-        } finally {
-          clearTimeout(timer);
-        }
-      }),
-    );
-    return respond(c, ready ? 200 : 503, { status: ready ? "ready" : "not ready", checks });
-  });
+  app.route("/", healthRoutes(deps));
 
   app.doc31("/openapi.json", {
     openapi: "3.1.0",
@@ -153,16 +133,14 @@ export function createApp(deps: GatewayDeps): GatewayApp {
     },
     servers: [{ url: deps.publicBaseUrl, description: "This deployment (its PUBLIC_BASE_URL)." }],
     tags: [
-      { name: "Audio books", description: "Text files turned into audio books in another language." },
-      { name: "Voice streams", description: "Speech turned into translated speech." },
-      { name: "Video", description: "Transcribed, translated subtitles for videos." },
+      ...KIND_LIST.map(({ tag, tagDescription }) => ({ name: tag, description: tagDescription })),
       { name: "Speech", description: "Speech synthesis on demand, the voices it offers and what the engines can do." },
       { name: "Events", description: "Live progress of audio books, voice streams and subtitle jobs over Server-Sent Events." },
       ...(deps.webhooks ? [WEBHOOKS_TAG] : []),
       { name: "Uploads", description: "Files stored for this account's own tasks (`upload:<id>`), deleted when they expire." },
     ],
   });
-  registerDocs(app, { title: "Voice Localization Service API", openapiUrl: "/openapi.json" });
+  app.route("/", docsRoutes({ title: "Voice Localization Service API", openapiUrl: "/openapi.json" }));
 
   const allowed = allowedMethodsIndex(app);
   app.notFound((c) => {

@@ -24,6 +24,7 @@ import { APP_JS, STYLE_CSS } from "./assets.ts";
 import { registerWorkPages } from "./work.ts";
 import { registerNewBook } from "./new-book.ts";
 import { SIGNED_UP, keysPage, layout, loginForm, notice, resetForm, revokeConfirm, signupAttemptNotice, signupForm, type Markup } from "./views.ts";
+import { createRouter } from "../http/router.ts";
 
 export const CSP =
   "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; media-src 'self'; connect-src 'self'; " +
@@ -44,7 +45,8 @@ type Ctx = Context<GatewayEnv>;
 
 /** What the dashboard's page modules share: the session, rendering and form checks. */
 
-export function registerDashboard(app: GatewayApp, deps: GatewayDeps, d: DashboardDeps): void {
+export function dashboardRoutes(deps: GatewayDeps, d: DashboardDeps): GatewayApp {
+  const app = createRouter();
   const secureCookies = deps.publicBaseUrl.startsWith("https:");
   const cookieName = (c: Ctx) => (isSecure(c) ? "__Host-vl_session" : "vl_session");
   const isSecure = (c: Ctx) =>
@@ -332,4 +334,5 @@ export function registerDashboard(app: GatewayApp, deps: GatewayDeps, d: Dashboa
       keysPage({ csrf: session.csrf, keys, created, message, liveAwaitsApproval, cacheSeconds: Math.ceil(KEY_CACHE_TTL_MS / 1000) }),
     );
   }
+  return app;
 }

@@ -24,6 +24,7 @@ import { dirname, join } from "node:path";
 import type { Context } from "hono";
 import type { GatewayApp, GatewayEnv } from "../http/context.ts";
 import { respond } from "../http/respond.ts";
+import { createRouter } from "../http/router.ts";
 
 export const DOCS_CSP = [
   "default-src 'none'",
@@ -106,7 +107,8 @@ export interface DocsOptions {
   openapiUrl: string;
 }
 
-export function registerDocs(app: GatewayApp, options: DocsOptions): void {
+export function docsRoutes(options: DocsOptions): GatewayApp {
+  const app = createRouter();
   const dist = locateDist();
   const ownHash = createHash("sha256").update(INIT_JS).update(DOCS_CSS).digest("hex").slice(0, 10);
   const version = `${dist.version}-${ownHash}`;
@@ -155,4 +157,5 @@ export function registerDocs(app: GatewayApp, options: DocsOptions): void {
     const bytes = await distFile(file);
     return c.body(bytes, 200, { ...SECURITY_HEADERS, "Content-Type": type, "Cache-Control": IMMUTABLE });
   });
+  return app;
 }

@@ -83,8 +83,9 @@ export interface TaskKindSpec<T extends TaskDoc, V> {
   present(doc: T, signer: UrlSigner): V;
   /** The 404's detail for an unknown or another account's id. */
   notFound: string;
-  /** The OpenAPI tag of its operations. */
+  /** The OpenAPI tag of its operations, and the tag's description. */
   tag: string;
+  tagDescription: string;
   list: ReadOperation & { linkDescription: string };
   get: ReadOperation;
   /** Its pages in the dashboard: `/dashboard/<slug>`, their titles and the result's player. */
@@ -124,6 +125,7 @@ export const AUDIO_BOOKS = {
     }),
     notFound: "Audio book not found",
     tag: "Audio books",
+    tagDescription: "Text files turned into audio books in another language.",
     list: {
       operationId: "list_audio_books",
       summary: "List Audio Books",
@@ -158,6 +160,7 @@ const VOICE_STREAMS = {
     }),
     notFound: "Voice stream not found",
     tag: "Voice streams",
+    tagDescription: "Speech turned into translated speech.",
     list: {
       operationId: "list_audio_streams",
       summary: "List Audio Streams",
@@ -194,6 +197,7 @@ const SUBTITLES = {
     }),
     notFound: "Subtitle job not found",
     tag: "Video",
+    tagDescription: "Transcribed, translated subtitles for videos.",
     list: {
       operationId: "list_subtitle_jobs",
       summary: "List Subtitle Jobs (extension)",
