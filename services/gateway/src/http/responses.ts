@@ -44,3 +44,6 @@ export const capabilityErrorResponses = {
     content: errorContent,
   },
 } as const;
+
+/** The security requirement of every /v1 operation: an API key in `API-KEY`, or a bearer credential. */
+export const SECURITY: Array<Record<string, string[]>> = [{ APIKeyHeader: [] }, { HTTPBearer: [] }];

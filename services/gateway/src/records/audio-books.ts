@@ -10,9 +10,9 @@ import type { GatewayDeps } from "../deps.ts";
 import type { GatewayApp } from "../http/context.ts";
 import { respond } from "../http/respond.ts";
 import { NotFoundError } from "../http/errors.ts";
-import { bodyErrorResponses, capabilityErrorResponses, createErrorResponses, errorResponses, notFoundResponse } from "../http/responses.ts";
+import { SECURITY, bodyErrorResponses, capabilityErrorResponses, createErrorResponses, errorResponses, notFoundResponse } from "../http/responses.ts";
 import { AUDIO_BOOKS, newTaskFields, type AudioBookDoc } from "./kinds.ts";
-import { IdempotencyHeaders, SECURITY, checkCapabilities, checkFileReference, dispatchQuietly, idempotent } from "./shared.ts";
+import { IdempotencyHeaders, checkCapabilities, checkFileReference, dispatchQuietly, idempotent } from "./shared.ts";
 
 const TAGS = [AUDIO_BOOKS.tag];
 const IdParam = uuidParam("audio_book_id", AUDIO_BOOKS.idDescription);

@@ -2,9 +2,8 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { ErrorSchema, TaskStatusSchema, uuidParam } from "@voiceloc/contracts";
 import type { GatewayDeps } from "../deps.ts";
 import type { GatewayApp } from "../http/context.ts";
-import { errorResponses, notFoundResponse } from "../http/responses.ts";
+import { SECURITY, errorResponses, notFoundResponse } from "../http/responses.ts";
 import { SSE_RETRY_MS, recordEventStream } from "./sse.ts";
-import { SECURITY } from "./shared.ts";
 import { createRouter } from "../http/router.ts";
 
 const TAGS = ["Events"];

@@ -9,12 +9,11 @@ import type { GatewayDeps } from "../deps.ts";
 import type { GatewayApp } from "../http/context.ts";
 import { NotFoundError, ValueError422 } from "../http/errors.ts";
 import { headerFields, respondText } from "../http/respond.ts";
-import { errorResponses, notFoundResponse } from "../http/responses.ts";
+import { SECURITY, errorResponses, notFoundResponse } from "../http/responses.ts";
 import { createRouter } from "../http/router.ts";
 import { registerAudioBooks, registerAudioBookUpdate } from "./audio-books.ts";
 import { TASK_KINDS } from "./kinds.ts";
 import { InvalidCursorError } from "./repository.ts";
-import { SECURITY } from "./shared.ts";
 import { registerSubtitles } from "./subtitles.ts";
 import { registerVoiceStreams } from "./voice-streams.ts";
 

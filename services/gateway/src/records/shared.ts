@@ -8,8 +8,6 @@ import { ValueError422 } from "../http/errors.ts";
 import type { UploadKind } from "../uploads/repository.ts";
 import { UPLOAD_ID } from "@voiceloc/fetch";
 
-export const SECURITY: Array<Record<string, string[]>> = [{ APIKeyHeader: [] }, { HTTPBearer: [] }];
-
 export const IdempotencyHeaders = z.object({
   "idempotency-key": pyStr({ min: 1, max: LIMITS.idempotencyKeyLength })
     .optional()

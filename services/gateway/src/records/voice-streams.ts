@@ -3,9 +3,9 @@ import { createRoute } from "@hono/zod-openapi";
 import { CreateVoiceStreamSchema, VoiceStreamSchema } from "@voiceloc/contracts";
 import type { GatewayDeps } from "../deps.ts";
 import type { GatewayApp } from "../http/context.ts";
-import { bodyErrorResponses, capabilityErrorResponses, createErrorResponses, errorResponses } from "../http/responses.ts";
+import { SECURITY, bodyErrorResponses, capabilityErrorResponses, createErrorResponses, errorResponses } from "../http/responses.ts";
 import { TASK_KINDS, newTaskFields, type VoiceStreamDoc } from "./kinds.ts";
-import { IdempotencyHeaders, SECURITY, checkCapabilities, checkFileReference, dispatchQuietly, idempotent } from "./shared.ts";
+import { IdempotencyHeaders, checkCapabilities, checkFileReference, dispatchQuietly, idempotent } from "./shared.ts";
 
 const TAGS = [TASK_KINDS["voice-stream"].tag];
 const json = <T>(schema: T) => ({ "application/json": { schema } });

@@ -4,8 +4,7 @@ import type { GatewayDeps } from "../deps.ts";
 import type { GatewayApp } from "../http/context.ts";
 import { respond } from "../http/respond.ts";
 import { ServiceUnavailableError } from "../http/errors.ts";
-import { errorResponses } from "../http/responses.ts";
-import { SECURITY } from "../records/shared.ts";
+import { SECURITY, errorResponses } from "../http/responses.ts";
 
 const getCapabilities = createRoute({
   method: "get",

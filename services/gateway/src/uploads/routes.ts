@@ -5,13 +5,12 @@ import type { GatewayDeps, UploadDeps } from "../deps.ts";
 import { requestLog, type GatewayApp } from "../http/context.ts";
 import { headerFields, requestHeader, respond } from "../http/respond.ts";
 import { NotFoundError, ValueError422 } from "../http/errors.ts";
-import { errorResponses, notFoundResponse } from "../http/responses.ts";
+import { SECURITY, errorResponses, notFoundResponse } from "../http/responses.ts";
 import { uuidv7 } from "../records/ids.ts";
 import { nextPageLink } from "../records/cursor.ts";
 import { InvalidCursorError } from "../records/repository.ts";
 import { cleanFilename, storeMultipart, storeUpload, uploadTooLarge, webChunks, type Stored } from "./intake.ts";
 import type { UploadDoc } from "./repository.ts";
-import { SECURITY } from "../records/shared.ts";
 import { LIMITS } from "@voiceloc/contracts";
 import { createRouter } from "../http/router.ts";
 
