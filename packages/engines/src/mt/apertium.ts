@@ -252,7 +252,7 @@ function apertiumFailure(result: FileStdinResult, mode: string): Error | undefin
   }
   if (result.aborted) return cancelled(undefined);
   if (result.timedOut) {
-    return new TranslationError("TRANSLATION_FAILED", "The Apertium translator took too long and was stopped.", { details: result.stderrTail, retryable: true });
+    return new TranslationError("TRANSLATION_FAILED", "The Apertium translator took too long and was stopped.", { details: result.stderrTail });
   }
   if (ranOutOfMemory(result)) {
     return new TranslationError("TRANSLATION_OUT_OF_MEMORY", `The Apertium translator stopped: ${outOfMemoryReason(result.memoryLimitBytes)}.`, { details: result.stderrTail });
