@@ -9,6 +9,13 @@ export {
   type TaskWorkerOptions,
   type TaskWorkName,
 } from "./worker.ts";
+export {
+  defineTaskService,
+  DEFAULT_STOP_GRACE_MS,
+  type TaskService,
+  type TaskServiceDefinition,
+  type TaskServiceSettings,
+} from "./service.ts";
 export { cleanupCheckpoints, type TaskCheckpoints } from "./checkpoints.ts";
 export {
   CheckpointNotFoundError,
