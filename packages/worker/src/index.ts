@@ -16,6 +16,7 @@ export {
   type TaskServiceDefinition,
   type TaskServiceSettings,
 } from "./service.ts";
+export { readTranslationCheckpoint, translateWithCheckpoint, TRANSLATION_CHECKPOINT, type SegmentTranslation } from "./translation.ts";
 export { cleanupCheckpoints, type TaskCheckpoints } from "./checkpoints.ts";
 export {
   CheckpointNotFoundError,
