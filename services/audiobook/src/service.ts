@@ -1,5 +1,6 @@
 import { BUS_CATALOG } from "@voiceloc/contracts";
 import { defineTaskService, type TaskService, type TaskServiceSettings } from "@voiceloc/worker";
+import { coreCount } from "./pool.ts";
 import { audioBookResumedProgress, createAudioBookHandler, translationChunkChars, type AudioBookPipelineOptions } from "./pipeline.ts";
 
 export interface AudioBookServiceOptions extends TaskServiceSettings, AudioBookPipelineOptions {
@@ -21,6 +22,6 @@ export function createAudioBookService(options: AudioBookServiceOptions): AudioB
     kind: "audiobook",
     initialProgress: (task, ctx) => audioBookResumedProgress(task, ctx, partChars),
     handle: createAudioBookHandler(options),
-    describe: () => ({ parallelism: options.parallelism ?? "all cores", chunkChars: partChars, languages: options.tts.capabilities().languages }),
+    describe: () => ({ parallelism: options.parallelism ?? coreCount(), chunkChars: partChars, languages: options.tts.capabilities().languages }),
   });
 }
