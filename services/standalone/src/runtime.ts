@@ -10,7 +10,7 @@ import type { Logger } from "@voiceloc/log";
 import { blobRootFor, createFsBlobStore, createNatsBlobStore, type BlobStore } from "@voiceloc/blobs";
 import { connectNats, createInProcessBus, createNatsBus, type Bus } from "@voiceloc/bus";
 import { createGateway } from "@voiceloc/gateway";
-import { BUS_CATALOG, CAPABILITY_KINDS } from "@voiceloc/contracts";
+import { BUS_CATALOG } from "@voiceloc/contracts";
 import { createSynthesisService } from "@voiceloc/synthesis";
 import { createAudioBookService } from "@voiceloc/audiobook";
 import { createVoiceStreamService } from "@voiceloc/voice-stream";
@@ -60,7 +60,7 @@ export async function startRuntime(config: Config, rootLogger: Logger): Promise<
     }
   };
   /** Grace for running tasks: half the shutdown timeout less a second; the bus then waits at most 5 s more. */
-  const workerGrace = { graceMs: Math.max(0, Math.floor(config.shutdownTimeoutMs / 2) - 1_000) };
+  const stopGraceMs = Math.max(0, Math.floor(config.shutdownTimeoutMs / 2) - 1_000);
   try {
     const ackWait = config.workAckWaitMs === undefined ? {} : { workAckWaitMs: config.workAckWaitMs };
     // Tracing only with OTEL_EXPORTER_OTLP_ENDPOINT (stopped last: flushes the spans of the others' stop).
@@ -102,8 +102,8 @@ export async function startRuntime(config: Config, rootLogger: Logger): Promise<
       engines = await createEngineStack(config, rootLogger);
       const stack = engines;
       const table = stack.capabilities();
-      // One table per kind of work this process runs, answered live from its engines.
-      const subs = await serveCapabilities(bus, stack, CAPABILITY_KINDS.filter((kind) => config.services.includes(kind)));
+      // Speech synthesis's table, answered live from the engines (each task worker answers its own while it runs).
+      const subs = await serveCapabilities(bus, stack, config.services.includes("synthesis") ? ["synthesis"] : []);
       parts.push({ name: "capabilities", stop: async () => { await Promise.all(subs.map((s) => s.stop())); } });
       rootLogger.info(
         { synthesis: table.synthesis.languages, recognition: table.recognition.languages, translationPairs: table.translation.pairs.length },
@@ -133,6 +133,7 @@ export async function startRuntime(config: Config, rootLogger: Logger): Promise<
       ...(config.fetch.gs ? { gs: config.fetch.gs } : {}),
     };
     if (config.services.includes("audiobook") && engines) {
+      const stack = engines;
       const audiobook = createAudioBookService({
         bus,
         blobs,
@@ -141,14 +142,17 @@ export async function startRuntime(config: Config, rootLogger: Logger): Promise<
         media: engines.media,
         fetch: fetchSettings,
         logger: rootLogger,
+        stopGraceMs,
+        capabilities: () => stack.capabilities("audiobook"),
         concurrency: config.workerConcurrency,
         maxBookCharacters: config.maxBookCharacters,
         sandboxMaxBookCharacters: config.sandbox.maxBookCharacters,
       });
       await audiobook.start();
-      parts.push({ name: audiobook.name, worker: true, stop: () => audiobook.stop(workerGrace) });
+      parts.push({ name: audiobook.name, worker: true, stop: () => audiobook.stop() });
     }
     if (config.services.includes("voice-stream") && engines) {
+      const stack = engines;
       const voiceStream = createVoiceStreamService({
         bus,
         blobs,
@@ -158,14 +162,17 @@ export async function startRuntime(config: Config, rootLogger: Logger): Promise<
         media: engines.media,
         fetch: fetchSettings,
         logger: rootLogger,
+        stopGraceMs,
+        capabilities: () => stack.capabilities("voice-stream"),
         concurrency: config.workerConcurrency,
         maxMediaSeconds: config.maxMediaSeconds,
         sandboxMaxMediaSeconds: config.sandbox.maxMediaSeconds,
       });
       await voiceStream.start();
-      parts.push({ name: voiceStream.name, worker: true, stop: () => voiceStream.stop(workerGrace) });
+      parts.push({ name: voiceStream.name, worker: true, stop: () => voiceStream.stop() });
     }
     if (config.services.includes("subtitle") && engines) {
+      const stack = engines;
       const subtitle = createSubtitleService({
         bus,
         blobs,
@@ -174,6 +181,8 @@ export async function startRuntime(config: Config, rootLogger: Logger): Promise<
         media: engines.media,
         fetch: fetchSettings,
         logger: rootLogger,
+        stopGraceMs,
+        capabilities: () => stack.capabilities("subtitle"),
         concurrency: config.workerConcurrency,
         maxSeconds: config.subtitleMaxSeconds,
         sandboxMaxSeconds: config.sandbox.maxMediaSeconds,
@@ -181,7 +190,7 @@ export async function startRuntime(config: Config, rootLogger: Logger): Promise<
         sandboxMaxPixels: config.sandbox.maxVideoPixels,
       });
       await subtitle.start();
-      parts.push(subtitle);
+      parts.push({ name: subtitle.name, worker: true, stop: () => subtitle.stop() });
     }
 
     let port: number;
