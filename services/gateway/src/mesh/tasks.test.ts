@@ -243,15 +243,25 @@ function storedSubtitle(id: string, account: string, created: Date) {
   };
 }
 
+function storedBook(id: string, account: string, name: string, created: Date): AudioBookDoc {
+  const at = created.toISOString();
+  return {
+    id, account_id: account, task_status: "queued", task_progress: 0, task_error: null, result_key: null, seq: 0, published: false,
+    date_created: at, date_updated: at, file: "book.txt", name, source_language: "English", target_language: "English",
+    audio_book_cover: null, use_voice_clone: false, preset_voice_name: null, voice_clone_sample: null,
+  };
+}
+
 describe("fair scheduling: a limit of tasks in flight per account and kind", () => {
   const book = (name: string) => ({ file: "book.txt", name, source_language: "English", target_language: "English" });
 
   it("holds an account's excess tasks queued in the store, publishes another account's at once, and releases them oldest first as tasks finish, across two gateways sharing the store", async () => {
-    const { t, bus } = await setup({ env: { ACCOUNT_MAX_TASKS_IN_FLIGHT: "2" }, sweepIntervalMs: 60_000 });
+    // a queue long enough for every place in flight: the test's worker never starts a task
+    const { t, bus } = await setup({ env: { ACCOUNT_MAX_TASKS_IN_FLIGHT: "2", QUEUE_MAX_UNSTARTED_TASKS: "100" }, sweepIntervalMs: 60_000 });
     // a second gateway on the same store: its own TaskMesh and its own slot handle, nothing shared in memory
     const deps = t.gateway.deps;
     const repos = { audiobook: deps.audioBooks, "voice-stream": deps.voiceStreams, subtitle: deps.subtitles };
-    const slots = await DispatchSlots.open(deps.store, 2);
+    const slots = await DispatchSlots.open(deps.store, { accountInFlight: 2, queueUnstarted: 100 });
     const second = new TaskMesh(bus.bus, repos, slots, silentLogger(), { sweepIntervalMs: 60_000 });
     await second.start();
     cleanups.push(() => second.stop());
@@ -272,12 +282,7 @@ describe("fair scheduling: a limit of tasks in flight per account and kind", () 
       } else {
         // through the second gateway: store, then dispatch (what its route does)
         const id = `0190c4c2-8d3e-7000-8000-00000000000${i}`;
-        const at = new Date().toISOString();
-        const doc: AudioBookDoc = {
-          id, account_id: "alice", task_status: "queued", task_progress: 0, task_error: null, result_key: null, seq: 0, published: false,
-          date_created: at, date_updated: at, file: "book.txt", name: `alice ${i}`, source_language: "English", target_language: "English",
-          audio_book_cover: null, use_voice_clone: false, preset_voice_name: null, voice_clone_sample: null,
-        };
+        const doc = storedBook(id, "alice", `alice ${i}`, new Date());
         await deps.audioBooks.create(doc);
         await second.dispatch("audiobook", doc);
         aliceIds.push(id);
@@ -310,7 +315,8 @@ describe("fair scheduling: a limit of tasks in flight per account and kind", () 
   });
 
   it("publishes, after a crash, records stored but never published, within the account's limit", async () => {
-    const { t, bus } = await setup({ env: { ACCOUNT_MAX_TASKS_IN_FLIGHT: "2" }, sweepIntervalMs: 60_000 });
+    // a queue long enough for every place in flight: the test's worker never starts a task
+    const { t, bus } = await setup({ env: { ACCOUNT_MAX_TASKS_IN_FLIGHT: "2", QUEUE_MAX_UNSTARTED_TASKS: "100" }, sweepIntervalMs: 60_000 });
     const received: string[] = [];
     const sub = await bus.consumeWork("subtitle", async ({ data }) => {
       received.push(data.task_id);
@@ -328,5 +334,35 @@ describe("fair scheduling: a limit of tasks in flight per account and kind", () 
     expect(received).toHaveLength(3);
     const third = await t.gateway.deps.subtitles.getOwned("alice", ids[2]!);
     expect(third).toMatchObject({ task_status: "queued", published: false });
+  });
+
+  it("takes accounts in turn: of one account's twelve books and then four other accounts' one each, each of the four finishes before the first account's third", async () => {
+    const { t, bus } = await setup({ sweepIntervalMs: 60_000 });
+    const deps = t.gateway.deps;
+    const mesh = deps.dispatcher as TaskMesh;
+    // One worker taking one book at a time (the audio book service's default): it opens the task, works a moment, completes it.
+    const finished: string[] = [];
+    const sub = await bus.consumeWork("audiobook", async ({ data }) => {
+      await bus.publishEvent("task", event({ task_id: data.task_id, seq: 2 ** 20, progress: 0 }));
+      await new Promise((r) => setTimeout(r, 20));
+      await bus.publishEvent("task", event({ task_id: data.task_id, seq: 2 ** 20 + 1, status: "completed", progress: 100 }));
+      finished.push(data.account_id);
+      return outcome.ack();
+    });
+    cleanups.push(() => sub.stop());
+
+    const accounts = ["first", "second", "third", "fourth", "fifth"];
+    const submissions = [...Array.from({ length: 12 }, () => "first"), ...accounts.slice(1)];
+    const start = Date.now();
+    for (const [n, account] of submissions.entries()) {
+      const doc = storedBook(`0190c4c2-8d3e-7000-8000-0000000003${String(n).padStart(2, "0")}`, account, `${account} ${n}`, new Date(start + n));
+      await deps.audioBooks.create(doc);
+      await mesh.dispatch("audiobook", doc);
+    }
+    await eventually(async () => finished.length, (n) => n === submissions.length, "every book finished");
+    const firstsThird = finished.map((a, i) => (a === "first" ? i : -1)).filter((i) => i >= 0)[2]!;
+    const others = accounts.slice(1).map((account) => ({ account, finishedAt: finished.indexOf(account) }));
+    // on a first-in-first-out queue the four wait for the first account's first four (its places in flight)
+    expect(others.filter((o) => o.finishedAt > firstsThird)).toEqual([]);
   });
 });
