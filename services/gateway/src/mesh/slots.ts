@@ -98,7 +98,8 @@ export interface DispatchLimits {
  * The two limits on handing a task to the workers, both claims in the store: a place in flight of its
  * account (freed when the task finishes), and a place in the queue of its kind (freed when a worker
  * starts it, or it finishes). The second keeps the first-in-first-out work queue short, so the
- * scheduler, not the queue, decides whose task goes next.
+ * scheduler, not the queue, decides whose task goes next; each account's last turn per kind is kept
+ * here too, for every gateway's scheduler to read.
  */
 export class DispatchSlots {
   private constructor(
@@ -119,11 +120,6 @@ export class DispatchSlots {
   /** Places in flight per account and kind. */
   get limit(): number {
     return this.inFlightPlaces.limit;
-  }
-
-  /** Places in the queue per kind. */
-  get queueLimit(): number {
-    return this.queuePlaces.limit;
   }
 
   /**
