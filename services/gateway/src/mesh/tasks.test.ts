@@ -389,6 +389,11 @@ describe("fair scheduling: a limit of tasks in flight per account and kind", () 
     const slots = await DispatchSlots.open(deps.store, { accountInFlight: 4, queueUnstarted: 1 });
     const book = (n: number, account: string) => storedBook(`0190c4c2-8d3e-7000-8000-00000000050${n}`, account, account, new Date(Date.now() - 60_000 + n));
     const mesh = deps.dispatcher as TaskMesh;
+    // the places claimed below are then older than the sweep's grace (0 ms), to the millisecond
+    const sweepLater = async () => {
+      await new Promise((r) => setTimeout(r, 5));
+      await mesh.sweep();
+    };
 
     // a task a worker started, whose place the gateway projecting its start did not free (it died): the only place
     const started = book(0, "started");
@@ -398,7 +403,7 @@ describe("fair scheduling: a limit of tasks in flight per account and kind", () 
     await deps.audioBooks.create(first);
     await mesh.dispatch("audiobook", first);
     expect(received).toEqual([]);
-    await mesh.sweep();
+    await sweepLater();
     await eventually(async () => received.length, (n) => n === 1, "the waiting book");
     expect(received).toEqual([first.id]);
 
@@ -407,8 +412,7 @@ describe("fair scheduling: a limit of tasks in flight per account and kind", () 
     const next = book(2, "next");
     await deps.audioBooks.create(next);
     expect(await slots.claimQueued("audiobook", next.account_id, next.id)).toBe(true);
-    await new Promise((r) => setTimeout(r, 5)); // the claim is then older than the sweep's grace (0 ms), to the millisecond
-    await mesh.sweep();
+    await sweepLater();
     await eventually(async () => received.length, (n) => n === 2, "the next book");
     expect(received).toEqual([first.id, next.id]);
   });
