@@ -105,7 +105,7 @@ export interface GatewayOptions {
   rateLimitClock?: () => number;
   /** How often expired idempotency keys are purged (tests shorten it). */
   idempotencyPurgeIntervalMs?: number;
-  /** Dispatch places younger than this are left to the pass that claimed them by the sweep (tests shorten it). */
+  /** The re-publish sweep leaves dispatch places younger than this to the pass that claimed them (tests shorten it). */
   sweepGraceMs?: number;
   /** How long one kind's capability table is trusted before the workers are asked again (default 30 s). */
   capabilityTtlMs?: number;

@@ -133,10 +133,11 @@ function nextTurn(accounts: readonly WaitingAccount[]): WaitingAccount | undefin
  * free place in flight (ACCOUNT_MAX_TASKS_IN_FLIGHT published and unfinished); both are claims in the
  * store (`DispatchSlots`), so they hold across gateways. The rest wait `queued` in the store. Each free
  * place in the queue goes to the account with the fewest tasks in flight, then the one whose last
- * turn is the longest ago (`nextTurn`), so one account's many records never hold up another's few: the
- * short queue is first in, first out, the turns are taken here. A pass runs on every new record, every start and finish of a
- * task (their events reach the projection of every gateway) and on the periodic sweep, which also
- * publishes records whose publish never happened and frees the places of tasks whose events were lost.
+ * turn is the longest ago (`nextTurn`), so one account's many records never hold up another's few:
+ * the short queue is first in, first out, the turns are taken here. A pass runs on every new record,
+ * every start and finish of a task (their events reach the projection of every gateway) and on the
+ * periodic sweep, which also publishes records whose publish never happened and frees the places of
+ * tasks whose events were lost.
  */
 export class TaskMesh implements TaskDispatcher {
   private readonly subscriptions: BusSubscription[] = [];
