@@ -105,7 +105,7 @@ export interface GatewayOptions {
   rateLimitClock?: () => number;
   /** How often expired idempotency keys are purged (tests shorten it). */
   idempotencyPurgeIntervalMs?: number;
-  /** Records younger than this are left to the request that stored them (tests shorten it). */
+  /** The re-publish sweep leaves dispatch places younger than this to the pass that claimed them (tests shorten it). */
   sweepGraceMs?: number;
   /** How long one kind's capability table is trusted before the workers are asked again (default 30 s). */
   capabilityTtlMs?: number;
@@ -146,7 +146,7 @@ export async function createGateway(options: GatewayOptions): Promise<GatewaySer
     ? new TaskMesh(
         options.bus,
         { audiobook: audioBooks, "voice-stream": voiceStreams, subtitle: subtitles },
-        await DispatchSlots.open(store, config.scheduling.accountMaxTasksInFlight),
+        await DispatchSlots.open(store, { accountInFlight: config.scheduling.accountMaxTasksInFlight, queueUnstarted: config.scheduling.queueMaxUnstartedTasks }),
         logger,
         {
           ...(options.sweepIntervalMs ? { sweepIntervalMs: options.sweepIntervalMs } : {}),

@@ -216,12 +216,12 @@ export class TaskRepository<T extends TaskDoc> {
   }
 
   /**
-   * The first account (in id order) after `afterAccount` that has a record waiting to be published
-   * since before `olderThan`; undefined when none. Walks accounts without reading their records.
+   * The first account (in id order) after `afterAccount` that has a record waiting to be published;
+   * undefined when none. Walks accounts without reading their records.
    */
-  async nextWaitingAccount(afterAccount: string | undefined, olderThan: string): Promise<string | undefined> {
+  async nextWaitingAccount(afterAccount: string | undefined): Promise<string | undefined> {
     const [doc] = await this.collection.find(
-      { published: false, account_id: { $gt: afterAccount }, date_created: { $lt: olderThan } },
+      { published: false, account_id: { $gt: afterAccount } },
       { sort: [["account_id", 1], ["date_created", 1]], limit: 1 },
     );
     return doc?.account_id;
