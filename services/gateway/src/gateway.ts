@@ -183,6 +183,7 @@ export async function createGateway(options: GatewayOptions): Promise<GatewaySer
       ? new WebhookDelivery({
           bus: options.bus,
           repo: webhooks.repo,
+          outbox: { audiobook: audioBooks, "voice-stream": voiceStreams, subtitle: subtitles },
           box: webhooks.box,
           render,
           settings: { ...config.webhooks, allowPrivateHosts: config.fetch.allowPrivateHosts },

@@ -10,7 +10,9 @@ import { silentLogger } from "@voiceloc/log";
 import { openEmbeddedStore, type Store } from "@voiceloc/store";
 import { freePort, startNatsServer, tempDir, type NatsServerHandle } from "@voiceloc/testing";
 import { uuidv7 } from "../records/ids.ts";
-import { WebhookDelivery, type WebhookSettings } from "./delivery.ts";
+import { COLLECTION_OF } from "../records/kinds.ts";
+import { TaskRepository, type TaskDoc } from "../records/repository.ts";
+import { WebhookDelivery, type WebhookOutbox, type WebhookSettings } from "./delivery.ts";
 import { WebhookRepository, type WebhookDoc } from "./repository.ts";
 import { SecretBox, newWebhookSecret } from "./secrets.ts";
 
@@ -19,6 +21,7 @@ let nats: NatsServerHandle;
 let dir: { path: string; cleanup: () => Promise<void> };
 let store: Store;
 let repo: WebhookRepository;
+let outbox: WebhookOutbox;
 const box = new SecretBox(SIGNING);
 const buses: Bus[] = [];
 const deliveries: WebhookDelivery[] = [];
@@ -62,6 +65,7 @@ async function gatewayConsumer(name: string, settings: Partial<WebhookSettings>,
   const delivery = new WebhookDelivery({
     bus,
     repo,
+    outbox,
     box,
     render: async (_kind, id) => ({ id, task_status: "completed" }),
     settings: { timeoutMs: 5_000, retryBaseMs: 100, maxAttempts: 3, concurrency: 4, allowPrivateHosts: [`127.0.0.1:${port}`], ...settings },
@@ -78,6 +82,11 @@ beforeAll(async () => {
   dir = await tempDir("voiceloc-webhook-delivery-");
   store = await openEmbeddedStore({ dir: dir.path });
   repo = await WebhookRepository.open(store);
+  outbox = {
+    audiobook: await TaskRepository.open<TaskDoc>(store, COLLECTION_OF.audiobook),
+    "voice-stream": await TaskRepository.open<TaskDoc>(store, COLLECTION_OF["voice-stream"]),
+    subtitle: await TaskRepository.open<TaskDoc>(store, COLLECTION_OF.subtitle),
+  };
   port = await freePort();
   server = createServer((req, res) => {
     const chunks: Buffer[] = [];
