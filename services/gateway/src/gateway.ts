@@ -21,6 +21,7 @@ import { urlSigner } from "./records/signer.ts";
 import { busSynthesis } from "./mesh/synthesizer.ts";
 import { TaskMesh, type TaskMeshOptions } from "./mesh/tasks.ts";
 import { DispatchSlots } from "./mesh/slots.ts";
+import { StreamPlaces } from "./mesh/places.ts";
 import { busCapabilities } from "./mesh/capabilities.ts";
 import { RateLimiter } from "./http/rate-limit.ts";
 import { withFastRecordReads } from "./http/fast-read.ts";
@@ -161,6 +162,8 @@ export async function createGateway(options: GatewayOptions): Promise<GatewaySer
     logger,
     heartbeatMs: config.sse.heartbeatMs,
     maxStreamsPerAccount: config.sse.maxStreamsPerAccount,
+    // a dead gateway's places are free again after three missed renewals
+    places: await StreamPlaces.open(store, 3 * config.sse.heartbeatMs),
   });
   if (mesh) events.attach(mesh);
   const signer = urlSigner({ baseUrl: config.publicBaseUrl, secret });
