@@ -17,6 +17,7 @@ import { IDEMPOTENCY_PURGE_INTERVAL_MS, IdempotencyStore } from "./http/idempote
 import type { GatewayApp } from "./http/context.ts";
 import { COLLECTION_OF, type AudioBookDoc, type SubtitleDoc, type TaskDispatcher, type VoiceStreamDoc } from "./records/kinds.ts";
 import { TaskRepository } from "./records/repository.ts";
+import { SandboxTasks } from "./records/sandbox-tasks.ts";
 import { urlSigner } from "./records/signer.ts";
 import { busSynthesis } from "./mesh/synthesizer.ts";
 import { TaskMesh, type TaskMeshOptions } from "./mesh/tasks.ts";
@@ -218,6 +219,7 @@ export async function createGateway(options: GatewayOptions): Promise<GatewaySer
       ? await RateLimiter.open(store, config.rateLimit, { logger, ...(options.rateLimitClock ? { now: options.rateLimitClock } : {}) })
       : undefined,
     sandbox: config.sandbox,
+    sandboxTasks: await SandboxTasks.open(store, { audiobook: audioBooks, "voice-stream": voiceStreams, subtitle: subtitles }, config.sandbox.maxTasksInFlight),
     dashboard: {
       accounts,
       sessions: await SessionStore.open(store, { idleSeconds: config.accounts.sessionIdleSeconds, maxSeconds: config.accounts.sessionMaxSeconds }),
