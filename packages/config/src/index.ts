@@ -366,7 +366,7 @@ export const EnvSchema = z
         env.RATE_LIMIT_PER_MINUTE === undefined
           ? undefined
           : { perMinute: env.RATE_LIMIT_PER_MINUTE, burst: env.RATE_LIMIT_BURST ?? Math.ceil(env.RATE_LIMIT_PER_MINUTE / 6) },
-      /** Live progress over Server-Sent Events: heartbeat period and open streams per owner (per gateway process). */
+      /** Live progress over Server-Sent Events: heartbeat period and open streams per owner (across the gateways sharing the store). */
       sse: { heartbeatMs: env.SSE_HEARTBEAT_MS, maxStreamsPerAccount: env.SSE_MAX_STREAMS_PER_ACCOUNT },
       maxMediaSeconds: env.MAX_MEDIA_SECONDS,
       maxBookCharacters: env.MAX_BOOK_CHARACTERS,

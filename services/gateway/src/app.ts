@@ -9,7 +9,7 @@ import { METHODS_WITH_BODY, parseJson, limitBody } from "./http/body.ts";
 import { applyHeaderFields, headerFields, requestHeader, requestIdOf, respond, respondText } from "./http/respond.ts";
 import { CLIENT_CLOSED_REQUEST, clientClosedRequest } from "./http/client-closed.ts";
 import { requestLog, type GatewayApp, type GatewayEnv } from "./http/context.ts";
-import { HttpProblem, TooManyRequestsError, ValueError422 } from "./http/errors.ts";
+import { HttpProblem, ValueError422 } from "./http/errors.ts";
 import { boundedItems } from "./http/limits.ts";
 import type { IdempotencyStore } from "./http/idempotency.ts";
 import type { AudioBookDoc, SubtitleDoc, TaskDispatcher, UrlSigner, VoiceStreamDoc } from "./records/kinds.ts";
@@ -33,6 +33,7 @@ import { registerDocs } from "./http/docs.ts";
 import { meterRequest, type RateLimiter } from "./http/rate-limit.ts";
 import { httpMetrics, metricsHandler } from "@voiceloc/telemetry";
 import { registerDashboard, type DashboardDeps } from "./dashboard/routes.ts";
+import type { SandboxTasks } from "./records/sandbox-tasks.ts";
 
 export interface SandboxLimits {
   maxBookCharacters: number;
@@ -64,6 +65,8 @@ export interface GatewayDeps {
   readinessChecks?: Array<{ name: string; check: () => Promise<void> }>;
   /** Limits of sandbox keys (SANDBOX_*); none: sandbox keys get the live limits. */
   sandbox?: SandboxLimits | undefined;
+  /** The sandbox's tasks in flight across the mesh (SANDBOX_MAX_TASKS_IN_FLIGHT; `storeTask`). */
+  sandboxTasks?: SandboxTasks | undefined;
   /** The dashboard's accounts, sessions and keys; no dashboard without it. */
   dashboard?: DashboardDeps | undefined;
   /** Per-credential request rate on /v1 (shared through the store); none when off. */
@@ -150,26 +153,6 @@ export function createApp(deps: GatewayDeps): GatewayApp {
     if (limiter) await meterRequest(limiter, c);
     await next();
   });
-  // Sandbox keys: at most SANDBOX_MAX_TASKS_IN_FLIGHT unfinished tasks (all kinds) before a creation is a 429.
-  const sandbox = deps.sandbox;
-  if (sandbox) {
-    for (const path of ["/v1/audio_books/", "/v1/voices/streams", "/v1/videos/subtitle"]) {
-      app.use(path, async (c, next) => {
-        const principal = c.get("principal");
-        if (c.req.method === "POST" && principal.mode === "sandbox") {
-          const counts = await Promise.all([deps.audioBooks, deps.voiceStreams, deps.subtitles].map((repo) => repo.countUnfinished(principal.accountId)));
-          const unfinished = counts.reduce((a, b) => a + b, 0);
-          if (unfinished >= sandbox.maxTasksInFlight) {
-            throw new TooManyRequestsError(
-              `Sandbox keys may have at most ${sandbox.maxTasksInFlight} unfinished tasks at once (SANDBOX_MAX_TASKS_IN_FLIGHT) and ${unfinished} are queued or processing: retry when one has finished, or use a live key.`,
-              5,
-            );
-          }
-        }
-        await next();
-      });
-    }
-  }
   // Bodies are read (bounded, JSON parsed once) only by the methods that carry one. Not the upload's:
   // POST /v1/uploads streams its own body to the blob store under UPLOAD_MAX_BYTES, any content type.
   const bodyLimit = limitBody(deps.maxBodyBytes);

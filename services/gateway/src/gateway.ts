@@ -17,10 +17,12 @@ import { IDEMPOTENCY_PURGE_INTERVAL_MS, IdempotencyStore } from "./http/idempote
 import type { GatewayApp } from "./http/context.ts";
 import { COLLECTION_OF, type AudioBookDoc, type SubtitleDoc, type TaskDispatcher, type VoiceStreamDoc } from "./records/kinds.ts";
 import { TaskRepository } from "./records/repository.ts";
+import { SandboxTasks } from "./records/sandbox-tasks.ts";
 import { urlSigner } from "./records/signer.ts";
 import { busSynthesis } from "./mesh/synthesizer.ts";
 import { TaskMesh, type TaskMeshOptions } from "./mesh/tasks.ts";
 import { DispatchSlots } from "./mesh/slots.ts";
+import { StreamPlaces } from "./mesh/places.ts";
 import { busCapabilities } from "./mesh/capabilities.ts";
 import { RateLimiter } from "./http/rate-limit.ts";
 import { withFastRecordReads } from "./http/fast-read.ts";
@@ -161,6 +163,8 @@ export async function createGateway(options: GatewayOptions): Promise<GatewaySer
     logger,
     heartbeatMs: config.sse.heartbeatMs,
     maxStreamsPerAccount: config.sse.maxStreamsPerAccount,
+    // a dead gateway's places are free again after three missed renewals
+    places: await StreamPlaces.open(store, 3 * config.sse.heartbeatMs),
   });
   if (mesh) events.attach(mesh);
   const signer = urlSigner({ baseUrl: config.publicBaseUrl, secret });
@@ -183,6 +187,7 @@ export async function createGateway(options: GatewayOptions): Promise<GatewaySer
       ? new WebhookDelivery({
           bus: options.bus,
           repo: webhooks.repo,
+          outbox: { audiobook: audioBooks, "voice-stream": voiceStreams, subtitle: subtitles },
           box: webhooks.box,
           render,
           settings: { ...config.webhooks, allowPrivateHosts: config.fetch.allowPrivateHosts },
@@ -214,6 +219,7 @@ export async function createGateway(options: GatewayOptions): Promise<GatewaySer
       ? await RateLimiter.open(store, config.rateLimit, { logger, ...(options.rateLimitClock ? { now: options.rateLimitClock } : {}) })
       : undefined,
     sandbox: config.sandbox,
+    sandboxTasks: await SandboxTasks.open(store, { audiobook: audioBooks, "voice-stream": voiceStreams, subtitle: subtitles }, config.sandbox.maxTasksInFlight),
     dashboard: {
       accounts,
       sessions: await SessionStore.open(store, { idleSeconds: config.accounts.sessionIdleSeconds, maxSeconds: config.accounts.sessionMaxSeconds }),

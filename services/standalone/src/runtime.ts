@@ -9,7 +9,7 @@ import type { Config, ServiceName } from "@voiceloc/config";
 import type { Logger } from "@voiceloc/log";
 import { blobRootFor, createFsBlobStore, createNatsBlobStore, type BlobStore } from "@voiceloc/blobs";
 import { connectNats, createInProcessBus, createNatsBus, type Bus } from "@voiceloc/bus";
-import { createGateway } from "@voiceloc/gateway";
+import { createGateway, type GatewayOptions } from "@voiceloc/gateway";
 import { BUS_CATALOG } from "@voiceloc/contracts";
 import { createSynthesisService } from "@voiceloc/synthesis";
 import { createAudioBookService } from "@voiceloc/audiobook";
@@ -33,7 +33,10 @@ export interface Runtime {
   stop(): Promise<void>;
 }
 
-export async function startRuntime(config: Config, rootLogger: Logger): Promise<Runtime> {
+/** What the entry point may add to the gateway it starts (test hooks of end-to-end tests). */
+export type GatewayHooks = Pick<GatewayOptions, "onProjected">;
+
+export async function startRuntime(config: Config, rootLogger: Logger, gatewayHooks: GatewayHooks = {}): Promise<Runtime> {
   const parts: Part[] = [];
   const stopOne = async (part: Part) => {
     try {
@@ -201,6 +204,7 @@ export async function startRuntime(config: Config, rootLogger: Logger): Promise<
         bus,
         blobs,
         readinessChecks: [{ name: "bus", check: () => busReady(bus) }],
+        ...gatewayHooks,
       });
       parts.push(gateway);
       port = await gateway.start();

@@ -14,6 +14,7 @@ import { NotFoundError } from "../http/errors.ts";
 import { bodyErrorResponses, capabilityErrorResponses, createErrorResponses, errorResponses, notFoundResponse } from "../http/responses.ts";
 import { newTaskFields, presentAudioBook, type AudioBookDoc } from "../records/kinds.ts";
 import { IdempotencyHeaders, SECURITY, checkCapabilities, checkFileReference, dispatchQuietly, idempotent, listPage } from "./shared.ts";
+import { storeTask } from "../records/sandbox-tasks.ts";
 
 const TAGS = ["Audio books"];
 const IdParam = uuidParam("audio_book_id", "The audio book's id (a UUID), as returned when it was created.");
@@ -152,7 +153,7 @@ export function registerAudioBooks(app: GatewayApp, deps: GatewayDeps): void {
         preset_voice_name: body.preset_voice_name ?? null,
         voice_clone_sample: body.voice_clone_sample ?? null,
       };
-      await deps.audioBooks.create(doc);
+      await storeTask(deps.sandboxTasks, "audiobook", deps.audioBooks, doc);
       await dispatchQuietly(c, deps, () => deps.dispatcher.dispatch("audiobook", doc));
       return { status: 201, body: presentAudioBook(doc, deps.signer), location: `/v1/audio_books/${id}` };
     }) as Promise<never>;

@@ -8,6 +8,7 @@ import { NotFoundError } from "../http/errors.ts";
 import { bodyErrorResponses, capabilityErrorResponses, createErrorResponses, errorResponses, notFoundResponse } from "../http/responses.ts";
 import { newTaskFields, presentSubtitle, type SubtitleDoc } from "../records/kinds.ts";
 import { IdempotencyHeaders, SECURITY, checkCapabilities, checkFileReference, dispatchQuietly, idempotent, listPage } from "./shared.ts";
+import { storeTask } from "../records/sandbox-tasks.ts";
 
 const TAGS = ["Video"];
 const json = <T>(schema: T) => ({ "application/json": { schema } });
@@ -107,7 +108,7 @@ export function registerSubtitles(app: GatewayApp, deps: GatewayDeps): void {
         subtitle_format: body.subtitle_format ?? "srt",
         subtitle_key: null,
       };
-      await deps.subtitles.create(doc);
+      await storeTask(deps.sandboxTasks, "subtitle", deps.subtitles, doc);
       await dispatchQuietly(c, deps, () => deps.dispatcher.dispatch("subtitle", doc));
       return { status: 202, body: presentSubtitle(doc, deps.signer), location: `/v1/videos/subtitle/${id}` };
     }) as Promise<never>;

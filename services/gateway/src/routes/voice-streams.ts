@@ -8,6 +8,7 @@ import { NotFoundError } from "../http/errors.ts";
 import { bodyErrorResponses, capabilityErrorResponses, createErrorResponses, errorResponses, notFoundResponse } from "../http/responses.ts";
 import { newTaskFields, presentVoiceStream, type VoiceStreamDoc } from "../records/kinds.ts";
 import { IdempotencyHeaders, SECURITY, checkCapabilities, checkFileReference, dispatchQuietly, idempotent, listPage } from "./shared.ts";
+import { storeTask } from "../records/sandbox-tasks.ts";
 
 const TAGS = ["Voice streams"];
 const json = <T>(schema: T) => ({ "application/json": { schema } });
@@ -95,7 +96,7 @@ export function registerVoiceStreams(app: GatewayApp, deps: GatewayDeps): void {
         target_language: body.target_language,
         voice: body.voice ?? null,
       };
-      await deps.voiceStreams.create(doc);
+      await storeTask(deps.sandboxTasks, "voice-stream", deps.voiceStreams, doc);
       await dispatchQuietly(c, deps, () => deps.dispatcher.dispatch("voice-stream", doc));
       return { status: 201, body: presentVoiceStream(doc, deps.signer), location: `/v1/voices/streams/${id}` };
     }) as Promise<never>;
