@@ -5,10 +5,9 @@ import { METHODS_WITH_BODY, parseJson, limitBody } from "./http/body.ts";
 import { applyHeaderFields, headerFields, principalFields, requestHeader, requestIdOf, respond, respondText } from "./http/respond.ts";
 import { CLIENT_CLOSED_REQUEST, clientClosedRequest } from "./http/client-closed.ts";
 import { requestLog, type GatewayApp, type GatewayEnv } from "./http/context.ts";
-import { HttpProblem, TooManyRequestsError, ValueError422 } from "./http/errors.ts";
+import { HttpProblem, ValueError422 } from "./http/errors.ts";
 import { boundedItems } from "./http/limits.ts";
 import { KIND_LIST } from "./records/kinds.ts";
-import { countUnfinished } from "./records/read.ts";
 import { recordRoutes } from "./records/routes.ts";
 import { fileRoutes } from "./records/files.ts";
 import { eventRoutes } from "./records/events.ts";
@@ -69,25 +68,6 @@ export function createApp(deps: GatewayDeps): GatewayApp {
     if (limiter) await meterRequest(limiter, c);
     await next();
   });
-  // Sandbox keys: at most SANDBOX_MAX_TASKS_IN_FLIGHT unfinished tasks (all kinds) before a creation is a 429.
-  const sandbox = deps.sandbox;
-  if (sandbox) {
-    for (const { listPath } of KIND_LIST) {
-      app.use(listPath, async (c, next) => {
-        const principal = c.get("principal");
-        if (c.req.method === "POST" && principal.mode === "sandbox") {
-          const unfinished = await countUnfinished(deps.reads, principal.accountId);
-          if (unfinished >= sandbox.maxTasksInFlight) {
-            throw new TooManyRequestsError(
-              `Sandbox keys may have at most ${sandbox.maxTasksInFlight} unfinished tasks at once (SANDBOX_MAX_TASKS_IN_FLIGHT) and ${unfinished} are queued or processing: retry when one has finished, or use a live key.`,
-              5,
-            );
-          }
-        }
-        await next();
-      });
-    }
-  }
   // Bodies are read (bounded, JSON parsed once) only by the methods that carry one. Not the upload's:
   // POST /v1/uploads streams its own body to the blob store under UPLOAD_MAX_BYTES, any content type.
   const bodyLimit = limitBody(deps.maxBodyBytes);

@@ -9,6 +9,7 @@ import type { RateLimiter } from "./http/rate-limit.ts";
 import type { TaskDispatcher, TaskRecords, UrlSigner } from "./records/kinds.ts";
 import type { RecordReaders } from "./records/read.ts";
 import type { RecordEvents } from "./records/sse.ts";
+import type { SandboxTasks } from "./records/sandbox-tasks.ts";
 import type { Synthesizer, VoiceCatalog } from "./speech/synthesizer.ts";
 import type { CapabilitySource } from "./speech/capability-source.ts";
 import type { UploadRepository } from "./uploads/repository.ts";
@@ -47,6 +48,8 @@ export interface GatewayDeps {
   readinessChecks?: Array<{ name: string; check: () => Promise<void> }>;
   /** Limits of sandbox keys (SANDBOX_*); none: sandbox keys get the live limits. */
   sandbox?: SandboxLimits | undefined;
+  /** The sandbox's tasks in flight across the mesh (SANDBOX_MAX_TASKS_IN_FLIGHT; `storeTask`). */
+  sandboxTasks?: SandboxTasks | undefined;
   /** The dashboard's accounts, sessions and keys; no dashboard without it. */
   dashboard?: DashboardDeps | undefined;
   /** Per-credential request rate on /v1 (shared through the store); none when off. */

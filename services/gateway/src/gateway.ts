@@ -19,10 +19,12 @@ import type { GatewayApp } from "./http/context.ts";
 import { TASK_KINDS, type TaskDispatcher, type TaskKind, type TaskRecords } from "./records/kinds.ts";
 import { recordReaders } from "./records/read.ts";
 import { TaskRepository } from "./records/repository.ts";
+import { SandboxTasks } from "./records/sandbox-tasks.ts";
 import { urlSigner } from "./records/signer.ts";
 import { busSynthesis } from "./speech/synthesizer.ts";
 import { TaskMesh, type TaskMeshOptions } from "./mesh/tasks.ts";
 import { DispatchSlots } from "./mesh/slots.ts";
+import { StreamPlaces } from "./mesh/places.ts";
 import { busCapabilities } from "./speech/capability-source.ts";
 import { RateLimiter } from "./http/rate-limit.ts";
 import { withFastRecordReads } from "./records/fast-read.ts";
@@ -106,7 +108,7 @@ export interface GatewayOptions {
   rateLimitClock?: () => number;
   /** How often expired idempotency keys are purged (tests shorten it). */
   idempotencyPurgeIntervalMs?: number;
-  /** Records younger than this are left to the request that stored them (tests shorten it). */
+  /** The re-publish sweep leaves dispatch places younger than this to the pass that claimed them (tests shorten it). */
   sweepGraceMs?: number;
   /** How long one kind's capability table is trusted before the workers are asked again (default 30 s). */
   capabilityTtlMs?: number;
@@ -149,7 +151,7 @@ export async function createGateway(options: GatewayOptions): Promise<GatewaySer
     ? new TaskMesh(
         options.bus,
         records,
-        await DispatchSlots.open(store, config.scheduling.accountMaxTasksInFlight),
+        await DispatchSlots.open(store, { accountInFlight: config.scheduling.accountMaxTasksInFlight, queueUnstarted: config.scheduling.queueMaxUnstartedTasks }),
         logger,
         {
           ...(options.sweepIntervalMs ? { sweepIntervalMs: options.sweepIntervalMs } : {}),
@@ -164,6 +166,8 @@ export async function createGateway(options: GatewayOptions): Promise<GatewaySer
     logger,
     heartbeatMs: config.sse.heartbeatMs,
     maxStreamsPerAccount: config.sse.maxStreamsPerAccount,
+    // a dead gateway's places are free again after three missed renewals
+    places: await StreamPlaces.open(store, 3 * config.sse.heartbeatMs),
   });
   if (mesh) events.attach(mesh);
   const signer = urlSigner({ baseUrl: config.publicBaseUrl, secret });
@@ -176,6 +180,7 @@ export async function createGateway(options: GatewayOptions): Promise<GatewaySer
       ? new WebhookDelivery({
           bus: options.bus,
           repo: webhooks.repo,
+          outbox: records,
           box: webhooks.box,
           render,
           settings: { ...config.webhooks, allowPrivateHosts: config.fetch.allowPrivateHosts },
@@ -206,6 +211,7 @@ export async function createGateway(options: GatewayOptions): Promise<GatewaySer
       ? await RateLimiter.open(store, config.rateLimit, { logger, ...(options.rateLimitClock ? { now: options.rateLimitClock } : {}) })
       : undefined,
     sandbox: config.sandbox,
+    sandboxTasks: await SandboxTasks.open(store, records, config.sandbox.maxTasksInFlight),
     dashboard: {
       accounts,
       sessions: await SessionStore.open(store, { idleSeconds: config.accounts.sessionIdleSeconds, maxSeconds: config.accounts.sessionMaxSeconds }),

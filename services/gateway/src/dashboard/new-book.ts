@@ -10,11 +10,11 @@ import { uploadBlobKey } from "@voiceloc/blobs";
 import { LANGUAGES, type Language } from "@voiceloc/contracts";
 import type { GatewayApp } from "../http/context.ts";
 import type { GatewayDeps } from "../deps.ts";
-import { HttpProblem, ValueError422 } from "../http/errors.ts";
+import { HttpProblem, TooManyRequestsError, ValueError422 } from "../http/errors.ts";
 import { uuidv7 } from "../records/ids.ts";
 import { newTaskFields, type AudioBookDoc } from "../records/kinds.ts";
+import { storeTask } from "../records/sandbox-tasks.ts";
 import { checkCapabilities, checkFileReference } from "../records/shared.ts";
-import { countUnfinished } from "../records/read.ts";
 import { cleanFilename, storeUpload } from "../uploads/intake.ts";
 import type { UploadDoc } from "../uploads/repository.ts";
 import type { DashboardDeps, DashboardKit } from "./kit.ts";
@@ -89,11 +89,6 @@ export function registerNewBook(app: GatewayApp, deps: GatewayDeps, d: Dashboard
       if (values.space === "live" && d.liveKeys === "approval" && !(await d.accounts.liveApproved(session.account_id))) {
         return again(403, "Your live space opens once an operator approves the account; use the sandbox meanwhile.");
       }
-      if (values.space === "sandbox" && deps.sandbox) {
-        if ((await countUnfinished(deps.reads, owner)) >= deps.sandbox.maxTasksInFlight) {
-          return again(429, `The sandbox may have at most ${deps.sandbox.maxTasksInFlight} unfinished tasks at once: wait for one to finish.`);
-        }
-      }
 
       // the upload, as POST /v1/uploads stores one
       const uploads = deps.uploads;
@@ -158,7 +153,12 @@ export function registerNewBook(app: GatewayApp, deps: GatewayDeps, d: Dashboard
         preset_voice_name: values.voice === "" ? null : values.voice,
         voice_clone_sample: null,
       };
-      await deps.records.audiobook.create(doc);
+      try {
+        await storeTask(deps.sandboxTasks, "audiobook", deps.records.audiobook, doc);
+      } catch (error) {
+        if (error instanceof TooManyRequestsError) return again(429, `The sandbox may have at most ${deps.sandboxTasks?.limit} unfinished tasks at once: wait for one to finish.`);
+        throw error;
+      }
       try {
         await deps.dispatcher.dispatch("audiobook", doc);
       } catch (error) {

@@ -32,7 +32,7 @@ is the record exactly as GET returns it; then the server closes. A finished reco
 at once. Event ids are derived from the record (progress in hundredths × 4 + status rank), rise strictly
 and are the same on every gateway: reconnect anywhere with \`Last-Event-ID\` and only newer states come;
 **204** when it already covers the final event. \`: heartbeat\` comments every 15 s (\`SSE_HEARTBEAT_MS\`);
-at most 100 open streams per account and gateway process (\`SSE_MAX_STREAMS_PER_ACCOUNT\`), then **429**.
+at most 100 open streams per account across every gateway (\`SSE_MAX_STREAMS_PER_ACCOUNT\`), then **429**.
 
 ## Lists
 Lists are newest first and remain plain JSON arrays. \`?limit=\` (1–200, default 50),

@@ -13,6 +13,7 @@ import { NotFoundError } from "../http/errors.ts";
 import { SECURITY, bodyErrorResponses, capabilityErrorResponses, createErrorResponses, errorResponses, notFoundResponse } from "../http/responses.ts";
 import { AUDIO_BOOKS, newTaskFields, type AudioBookDoc } from "./kinds.ts";
 import { IdempotencyHeaders, checkCapabilities, checkFileReference, dispatchQuietly, idempotent } from "./shared.ts";
+import { storeTask } from "./sandbox-tasks.ts";
 
 const TAGS = [AUDIO_BOOKS.tag];
 const IdParam = uuidParam("audio_book_id", AUDIO_BOOKS.idDescription);
@@ -114,7 +115,7 @@ export function registerAudioBooks(app: GatewayApp, deps: GatewayDeps): void {
         preset_voice_name: body.preset_voice_name ?? null,
         voice_clone_sample: body.voice_clone_sample ?? null,
       };
-      await deps.records.audiobook.create(doc);
+      await storeTask(deps.sandboxTasks, "audiobook", deps.records.audiobook, doc);
       await dispatchQuietly(c, deps, () => deps.dispatcher.dispatch("audiobook", doc));
       return { status: 201, body: AUDIO_BOOKS.present(doc, deps.signer), location: `/v1/audio_books/${id}` };
     }) as Promise<never>;

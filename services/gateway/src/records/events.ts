@@ -106,7 +106,7 @@ function eventRoute(options: { path: string; param: string; operationId: string;
     description: [
       `Live progress of one ${options.what} as Server-Sent Events (\`text/event-stream\`): first its current state as a \`progress\` event, then a \`progress\` event each time its status or progress changes, then one final \`completed\` or \`failed\` event carrying the ${options.what} exactly as GET returns it; then the server closes the stream. An ${options.what} that already finished gets the final event at once.`,
       "Works whichever gateway holds the stream. Event ids rise strictly and are derived from the record, so `Last-Event-ID` resumes on any gateway without repeats; when it already covers the final event the answer is `204` (an EventSource stops reconnecting).",
-      "A `: heartbeat` comment is written every `SSE_HEARTBEAT_MS` (15 s by default) so proxies keep the connection; at most `SSE_MAX_STREAMS_PER_ACCOUNT` (100) streams per account are open at once on one gateway process (429 beyond).",
+      "A `: heartbeat` comment is written every `SSE_HEARTBEAT_MS` (15 s by default) so proxies keep the connection; at most `SSE_MAX_STREAMS_PER_ACCOUNT` (100) streams per account are open at once, counted across every gateway (429 beyond).",
     ].join("\n\n"),
     tags: TAGS,
     security: SECURITY,
@@ -124,7 +124,7 @@ function eventRoute(options: { path: string; param: string; operationId: string;
       ...notFoundResponse,
       429: {
         ...errorResponses[429],
-        description: `${errorResponses[429].description} Also: the account already holds \`SSE_MAX_STREAMS_PER_ACCOUNT\` open event streams on this gateway process.`,
+        description: `${errorResponses[429].description} Also: the account already holds \`SSE_MAX_STREAMS_PER_ACCOUNT\` open event streams (on any gateway).`,
         content: { "application/json": { schema: ErrorSchema } },
       },
       503: {

@@ -27,7 +27,7 @@ export interface ListAnswer {
 }
 
 /** What every kind's record reads need of its repository (any `TaskRepository` of the kind). */
-export type RecordDocs = Pick<TaskRepository<TaskDoc>, "get" | "getOwned" | "list" | "countUnfinished">;
+export type RecordDocs = Pick<TaskRepository<TaskDoc>, "get" | "getOwned" | "list">;
 
 /** Reads of one kind's records, as the API answers them. */
 export interface RecordReader {
@@ -158,10 +158,4 @@ export function recordReaders(records: TaskRecords, options: ReaderOptions, tabl
     return recordReader(spec, repo, options);
   };
   return { audiobook: reader("audiobook"), "voice-stream": reader("voice-stream"), subtitle: reader("subtitle") };
-}
-
-/** How many of the owner's records, of every kind, are still queued or processing. */
-export async function countUnfinished(reads: RecordReaders, owner: string): Promise<number> {
-  const counts = await Promise.all(Object.values(reads).map((reader) => reader.docs.countUnfinished(owner)));
-  return counts.reduce((a, b) => a + b, 0);
 }

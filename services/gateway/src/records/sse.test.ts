@@ -4,7 +4,29 @@ import { BUS_CATALOG, type BusCatalogue, type TaskEvent, type TaskKind } from "@
 import { silentLogger } from "@voiceloc/log";
 import { SseReader, tempDir } from "@voiceloc/testing";
 import { ALICE_KEY, BASE, BOB_KEY, startTestGateway, type TestGateway } from "../testing/harness.ts";
+import type { PlaceDoc } from "../mesh/places.ts";
 import { eventIdOf, parseLastEventId } from "./sse.ts";
+
+/** Polls until `done` holds (a freed place is deleted from the store a moment after its stream ends). */
+async function waitFor(done: () => Promise<boolean>, what: string, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await done())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** The response of `request` once it answers `status` (any other response is dropped and the request sent again). */
+async function waitForStatus(request: () => Promise<Response>, status: number): Promise<Response> {
+  let res: Response | undefined;
+  await waitFor(async () => {
+    res = await request();
+    if (res.status === status) return true;
+    await res.body?.cancel();
+    return false;
+  }, `HTTP ${status}`);
+  return res!;
+}
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -294,5 +316,39 @@ describe("live progress over Server-Sent Events", () => {
     await held.untilEnd(10_000);
     expect(Date.now() - started).toBeLessThan(10_000);
     expect(b.t.gateway.deps.events.stats()).toEqual({ streams: 0, records: 0, owners: 0 });
+  });
+
+  it("counts an account's streams across the gateways sharing the store; a killed gateway's places are taken again once its lease has expired", async () => {
+    const dir = await tempDir("voiceloc-sse-cap-");
+    cleanups.push(() => dir.cleanup());
+    const shared = createInProcessBus({ logger: silentLogger() });
+    cleanups.push(() => shared.close());
+    const env = { SSE_MAX_STREAMS_PER_ACCOUNT: "2" };
+    const a = await setup(env, dir.path, shared);
+    const b = await setup(env, dir.path, shared);
+    const id = await create(a.t);
+    const onA = await open(a.t, "audiobook", id);
+    const onB = await open(b.t, "audiobook", id);
+    expect((await events(a.t, "audiobook", id)).status).toBe(429);
+    expect((await events(b.t, "audiobook", id)).status).toBe(429);
+    // another account has its own places
+    const bob = await events(b.t, "audiobook", await create(a.t, "audiobook", BOB_KEY), {}, BOB_KEY);
+    expect(bob.status).toBe(200);
+    await new SseReader(bob).close();
+    // a stream that ends on one gateway frees its place for the other
+    await onA.close();
+    const next = await waitForStatus(() => events(b.t, "audiobook", id), 200);
+    await new SseReader(next).close();
+    await onB.close();
+
+    // a gateway killed outright: its places stay in the store, its lease is out of date
+    const places = await a.t.gateway.deps.store.collection<PlaceDoc>({ name: "stream_places" });
+    const leases = await a.t.gateway.deps.store.collection<{ id: string; expires_at: string }>({ name: "gateway_leases" });
+    await waitFor(async () => (await places.count({ scope: "stream:alice" })) === 0, "the places to be free");
+    await leases.insert({ id: "killed-gateway", expires_at: new Date(Date.now() - 1_000).toISOString() });
+    for (const n of [0, 1]) await places.insert({ id: `stream:alice:${n}`, scope: "stream:alice", holder: "killed-gateway", date_created: new Date().toISOString() });
+    const again = await Promise.all([open(a.t, "audiobook", id), open(b.t, "audiobook", id)]);
+    expect((await events(a.t, "audiobook", id)).status).toBe(429);
+    await Promise.all(again.map((r) => r.close()));
   });
 });

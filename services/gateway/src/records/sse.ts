@@ -20,6 +20,7 @@ import type { Bus, BusSubscription } from "@voiceloc/bus";
 import { RecordNoticeSchema, SUBJECTS, type RecordNotice, type TaskKind, type TaskStatus } from "@voiceloc/contracts";
 import type { Logger } from "@voiceloc/log";
 import type { RecordReaders } from "./read.ts";
+import type { StreamPlaces } from "../mesh/places.ts";
 import type { RecordChange } from "../mesh/tasks.ts";
 import { TASK_KINDS } from "./kinds.ts";
 import { FINISHED_STATUSES, type TaskDoc, type TaskRepository } from "./repository.ts";
@@ -68,7 +69,9 @@ export interface RecordEventsOptions {
   bus?: Bus | undefined;
   logger: Logger;
   heartbeatMs: number;
+  /** Open streams per owner across every gateway sharing the store (their places: `places`). */
   maxStreamsPerAccount: number;
+  places: StreamPlaces;
 }
 
 /** The fan-out of record changes to this process's open streams (one per gateway process). */
@@ -81,6 +84,8 @@ export class RecordEvents {
   readonly #watchers = new Map<string, Set<Watcher>>();
   /** Owner → its open streams in this process. */
   readonly #owners = new Map<string, number>();
+  /** Places being freed (stop waits for them). */
+  readonly #releases = new Set<Promise<void>>();
   /** Re-reads in flight after a notice, per record; `again` when another notice came meanwhile. */
   readonly #rereads = new Map<string, { again: boolean; done: Promise<void> }>();
   /** This process, in the notices it publishes (it skips its own). */
@@ -107,8 +112,12 @@ export class RecordEvents {
   async start(): Promise<void> {
     const bus = this.#options.bus;
     if (this.#closed) return;
+    await this.#options.places.renew();
     if (!this.#sweepTimer) {
-      this.#sweepTimer = setInterval(() => this.#sweep(), this.heartbeatMs);
+      this.#sweepTimer = setInterval(() => {
+        this.#sweep();
+        this.#options.places.renew().catch((error: unknown) => this.#logger.warn({ err: error }, "could not renew this gateway's lease on its stream places"));
+      }, this.heartbeatMs);
       this.#sweepTimer.unref();
     }
     if (!bus || this.#subscription) return;
@@ -126,6 +135,8 @@ export class RecordEvents {
     await this.#subscription?.stop({ graceMs: 2_000 });
     this.#subscription = undefined;
     await Promise.allSettled([...this.#rereads.values()].map((r) => r.done));
+    await Promise.allSettled([...this.#releases]);
+    await this.#options.places.stop().catch((error: unknown) => this.#logger.warn({ err: error }, "could not free this gateway's stream places; they are freed when its lease expires"));
   }
 
   /** Open streams, records watched and owners with a stream, in this process (tests check for leaks). */
@@ -137,13 +148,17 @@ export class RecordEvents {
 
   /**
    * Registers a stream of a record; returns its release, or why not: `limit` (the owner holds
-   * `maxStreamsPerAccount` streams here already) or `closed` (the gateway is stopping).
+   * `maxStreamsPerAccount` streams across the mesh already) or `closed` (the gateway is stopping).
    */
-  watch(kind: TaskKind, id: string, watcher: Watcher): (() => void) | "limit" | "closed" {
+  async watch(kind: TaskKind, id: string, watcher: Watcher): Promise<(() => void) | "limit" | "closed"> {
     if (this.#closed) return "closed";
-    const held = this.#owners.get(watcher.ownerId) ?? 0;
-    if (held >= this.maxStreamsPerAccount) return "limit";
-    this.#owners.set(watcher.ownerId, held + 1);
+    const place = await this.#options.places.claim(watcher.ownerId, this.maxStreamsPerAccount);
+    if (place === null) return "limit";
+    if (this.#closed) {
+      this.#free(place);
+      return "closed";
+    }
+    this.#owners.set(watcher.ownerId, (this.#owners.get(watcher.ownerId) ?? 0) + 1);
     const key = `${kind}:${id}`;
     let set = this.#watchers.get(key);
     if (!set) this.#watchers.set(key, (set = new Set()));
@@ -157,7 +172,16 @@ export class RecordEvents {
       const left = (this.#owners.get(watcher.ownerId) ?? 1) - 1;
       if (left > 0) this.#owners.set(watcher.ownerId, left);
       else this.#owners.delete(watcher.ownerId);
+      this.#free(place);
     };
+  }
+
+  #free(place: string): void {
+    const release: Promise<void> = this.#options.places
+      .release(place)
+      .catch((error: unknown) => this.#logger.warn({ err: error, place }, "could not free a stream's place; it is freed when this gateway's lease expires"))
+      .finally(() => this.#releases.delete(release));
+    this.#releases.add(release);
   }
 
   #deliver(key: string, record: TaskDoc): void {
@@ -344,7 +368,7 @@ export async function recordEventStream(c: Context<GatewayEnv>, deps: EventStrea
     { highWaterMark: 64 * 1024, size: (chunk) => chunk.byteLength },
   );
 
-  const watched = hub.watch(target.kind, target.id, { ownerId: target.ownerId, deliver: send, close: end });
+  const watched = await hub.watch(target.kind, target.id, { ownerId: target.ownerId, deliver: send, close: end });
   if (watched === "limit") {
     throw new TooManyRequestsError(`Too many open event streams: at most ${hub.maxStreamsPerAccount} per account at once; close one first`, 5);
   }

@@ -5,6 +5,7 @@ import type { GatewayDeps } from "../deps.ts";
 import type { GatewayApp } from "../http/context.ts";
 import { SECURITY, bodyErrorResponses, capabilityErrorResponses, createErrorResponses, errorResponses } from "../http/responses.ts";
 import { TASK_KINDS, newTaskFields, type SubtitleDoc } from "./kinds.ts";
+import { storeTask } from "./sandbox-tasks.ts";
 import { IdempotencyHeaders, checkCapabilities, checkFileReference, dispatchQuietly, idempotent } from "./shared.ts";
 
 const TAGS = [TASK_KINDS.subtitle.tag];
@@ -68,7 +69,7 @@ export function registerSubtitles(app: GatewayApp, deps: GatewayDeps): void {
         subtitle_format: body.subtitle_format ?? "srt",
         subtitle_key: null,
       };
-      await deps.records.subtitle.create(doc);
+      await storeTask(deps.sandboxTasks, "subtitle", deps.records.subtitle, doc);
       await dispatchQuietly(c, deps, () => deps.dispatcher.dispatch("subtitle", doc));
       return { status: 202, body: TASK_KINDS.subtitle.present(doc, deps.signer), location: `/v1/videos/subtitle/${id}` };
     }) as Promise<never>;

@@ -5,6 +5,7 @@ import type { GatewayDeps } from "../deps.ts";
 import type { GatewayApp } from "../http/context.ts";
 import { SECURITY, bodyErrorResponses, capabilityErrorResponses, createErrorResponses, errorResponses } from "../http/responses.ts";
 import { TASK_KINDS, newTaskFields, type VoiceStreamDoc } from "./kinds.ts";
+import { storeTask } from "./sandbox-tasks.ts";
 import { IdempotencyHeaders, checkCapabilities, checkFileReference, dispatchQuietly, idempotent } from "./shared.ts";
 
 const TAGS = [TASK_KINDS["voice-stream"].tag];
@@ -57,7 +58,7 @@ export function registerVoiceStreams(app: GatewayApp, deps: GatewayDeps): void {
         target_language: body.target_language,
         voice: body.voice ?? null,
       };
-      await deps.records["voice-stream"].create(doc);
+      await storeTask(deps.sandboxTasks, "voice-stream", deps.records["voice-stream"], doc);
       await dispatchQuietly(c, deps, () => deps.dispatcher.dispatch("voice-stream", doc));
       return { status: 201, body: TASK_KINDS["voice-stream"].present(doc, deps.signer), location: `/v1/voices/streams/${id}` };
     }) as Promise<never>;
