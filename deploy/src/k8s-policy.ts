@@ -44,6 +44,12 @@ export const deployments = (ms: Manifest[]): Deployment[] => ms.filter((m): m is
 const byKind = (ms: Manifest[], kind: string) => ms.filter((m) => m.kind === kind);
 const spec = (m: Manifest) => m.spec as Record<string, unknown>;
 
+/** The settings a container runs with: every ConfigMap's values, then its own plain env values. */
+function settingsOf(configMaps: Manifest[], c: Container): Record<string, string> {
+  const configured = Object.assign({}, ...configMaps.map((cm) => (cm.data ?? {}) as Record<string, string>)) as Record<string, string>;
+  return { ...configured, ...Object.fromEntries((c.env ?? []).filter((e) => e.value !== undefined).map((e) => [e.name, e.value!])) };
+}
+
 /** Every container: requests and limits of cpu and memory, both probes on the health endpoints, hardened. */
 export function containerViolations(ms: Manifest[]): string[] {
   const out: string[] = [];
@@ -113,11 +119,10 @@ export function serviceViolations(ms: Manifest[]): string[] {
  */
 export function gracePeriodViolations(ms: Manifest[], configMaps: Manifest[] = byKind(ms, "ConfigMap")): string[] {
   const out: string[] = [];
-  const configured = Object.assign({}, ...configMaps.map((cm) => (cm.data ?? {}) as Record<string, string>)) as Record<string, string>;
   for (const d of deployments(ms)) {
     const pod = d.spec.template.spec;
     const c = pod.containers[0]!;
-    const env = { ...configured, ...Object.fromEntries((c.env ?? []).filter((e) => e.value !== undefined).map((e) => [e.name, e.value!])) };
+    const env = settingsOf(configMaps, c);
     const shutdownMs = loadConfig({ SHUTDOWN_TIMEOUT_MS: env.SHUTDOWN_TIMEOUT_MS }).shutdownTimeoutMs;
     const preStop = c.lifecycle?.preStop?.exec?.command;
     const preStopSeconds = preStop?.[0] === "sleep" ? Number(preStop[1]) : 0;
@@ -137,9 +142,11 @@ export function gracePeriodViolations(ms: Manifest[], configMaps: Manifest[] = b
  * Autoscaling: the gateway has a Service and an HPA; every worker a KEDA ScaledObject; queue workers on
  * the lag of the stream and durable consumer the code creates, scaled to zero; synthesis (request/reply)
  * never below one. An autoscaled Deployment sets no replicas (apply would fight the autoscaler). Every
- * Deployment has a PodDisruptionBudget.
+ * Deployment has a PodDisruptionBudget. The gateways keep at most QUEUE_MAX_UNSTARTED_TASKS of a kind in
+ * its work queue (the rest wait in the store), so that is the most lag KEDA sees: it must reach
+ * maxReplicaCount × lagThreshold, or a queue worker never scales to its maximum.
  */
-export function scalingViolations(ms: Manifest[]): string[] {
+export function scalingViolations(ms: Manifest[], configMaps: Manifest[] = byKind(ms, "ConfigMap")): string[] {
   const out: string[] = [];
   const scaled = byKind(ms, "ScaledObject");
   const hpas = byKind(ms, "HorizontalPodAutoscaler");
@@ -154,6 +161,9 @@ export function scalingViolations(ms: Manifest[]): string[] {
   const hpa = hpas.find((h) => (spec(h).scaleTargetRef as { name: string }).name === "gateway");
   if (!hpa) out.push("no HorizontalPodAutoscaler for the gateway");
   else if (((spec(hpa).minReplicas as number | undefined) ?? 1) < 2) out.push("the gateway HPA allows fewer than 2 replicas");
+  const gatewayContainer = gateway?.spec.template.spec.containers[0];
+  const queueLimit = loadConfig({ QUEUE_MAX_UNSTARTED_TASKS: gatewayContainer ? settingsOf(configMaps, gatewayContainer).QUEUE_MAX_UNSTARTED_TASKS : undefined }).scheduling
+    .queueMaxUnstartedTasks;
 
   for (const d of deployments(ms)) {
     const name = d.metadata.name;
@@ -183,7 +193,15 @@ export function scalingViolations(ms: Manifest[]): string[] {
       for (const field of ["account", "lagThreshold", "natsServerMonitoringEndpoint"]) {
         if (!t.metadata[field]) out.push(`worker ${name}: trigger without ${field}`);
       }
-      if (!(Number(t.metadata.lagThreshold) > 0)) out.push(`worker ${name}: lagThreshold must be a positive number`);
+      const lag = Number(t.metadata.lagThreshold);
+      if (!(lag > 0)) out.push(`worker ${name}: lagThreshold must be a positive number`);
+      // KEDA's default maxReplicaCount
+      const max = (spec(so).maxReplicaCount as number | undefined) ?? 100;
+      if (queueLimit < max * lag) {
+        out.push(
+          `worker ${name}: KEDA sees at most ${queueLimit} waiting tasks (the gateway's QUEUE_MAX_UNSTARTED_TASKS), enough for ${Math.ceil(queueLimit / lag)} of maxReplicaCount ${max}; set it to at least maxReplicaCount × lagThreshold = ${max * lag}`,
+        );
+      }
       if (min !== 0) out.push(`worker ${name}: a queue worker should scale to zero (minReplicaCount ${min})`);
     } else if (min < 1) {
       out.push(`worker ${name}: request/reply needs minReplicaCount >= 1 (a request finds no queue to wait in)`);

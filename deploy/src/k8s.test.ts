@@ -218,6 +218,20 @@ describe("the checks fail on broken manifests", () => {
     );
   });
 
+  it("scaling: a work queue kept shorter than the lag KEDA needs to reach a worker's maxReplicaCount", () => {
+    const broken = copy(good);
+    (broken.find((m) => m.kind === "ConfigMap")!.data as Record<string, string>).QUEUE_MAX_UNSTARTED_TASKS = "10";
+    expect(scalingViolations(broken).sort()).toEqual(
+      QUEUE_WORKERS.map(
+        (kind) =>
+          `worker ${kind}: KEDA sees at most 10 waiting tasks (the gateway's QUEUE_MAX_UNSTARTED_TASKS), enough for 5 of maxReplicaCount 20; set it to at least maxReplicaCount × lagThreshold = 40`,
+      ).sort(),
+    );
+    // the default (1) is a standalone process's, never a cluster's
+    delete (broken.find((m) => m.kind === "ConfigMap")!.data as Record<string, string>).QUEUE_MAX_UNSTARTED_TASKS;
+    expect(scalingViolations(broken)).toHaveLength(QUEUE_WORKERS.length);
+  });
+
   it("grace period shorter than the drain; a secret in the ConfigMap; a Deployment running another service", () => {
     const broken = copy(good);
     deployment(broken, "audiobook").spec.template.spec.terminationGracePeriodSeconds = 10;

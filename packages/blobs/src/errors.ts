@@ -1,3 +1,5 @@
+import { CodedError, type CodedErrorOptions } from "@voiceloc/errors";
+
 /** Machine-readable reason carried by every error this package throws. */
 export type BlobErrorCode =
   /** The key names no blob (never written, deleted, or a "directory" of other keys). */
@@ -18,15 +20,13 @@ export type BlobErrorCode =
   | "invalid_signing_secret";
 
 /** Base class of every error thrown by `@voiceloc/blobs`. */
-export class BlobError extends Error {
+export class BlobError extends CodedError<BlobErrorCode> {
   override readonly name: string = "BlobError";
-  readonly code: BlobErrorCode;
   /** The blob key concerned, when there is one. */
   readonly key?: string;
 
-  constructor(code: BlobErrorCode, message: string, options: { key?: string; cause?: unknown } = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.code = code;
+  constructor(code: BlobErrorCode, message: string, options: CodedErrorOptions & { key?: string } = {}) {
+    super(code, message, options);
     if (options.key !== undefined) this.key = options.key;
   }
 }

@@ -8,6 +8,7 @@
  * The catalogue's shape is structural: `@voiceloc/contracts` declares the concrete one with zod schemas,
  * this package never imports it.
  */
+import { CodedError } from "@voiceloc/errors";
 import { InvalidArgumentError, RemoteError, errorMessage } from "./errors.ts";
 import type {
   Bus,
@@ -116,14 +117,12 @@ export type TypedRequestHandler<Req, Res, Code extends string> = (
   ctx: TypedRequestContext<Code>,
 ) => Promise<Res | Refusal<Code>> | Res | Refusal<Code>;
 
-/** Carries a reply error through the untyped `serve`, which replies `{ error: { code, message } }`. */
-class ReplyError extends Error {
-  readonly code: string;
-  constructor(code: string, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = "ReplyError";
-    this.code = code;
-  }
+/**
+ * Carries a reply error through the untyped `serve`, which replies `{ error: { code, message } }`; the
+ * code is one of the contract's (checked against it at run time, so typed as a string here).
+ */
+class ReplyError extends CodedError<string> {
+  override name = "ReplyError";
 }
 
 /* ------------------------------------------------------------------ the typed bus */

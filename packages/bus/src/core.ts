@@ -131,8 +131,9 @@ export interface BusSettings {
   /**
    * Ack wait of every work queue, replacing each queue's own `ackWaitMs` both on the server consumer and
    * for the client-side lease: how soon a task whose worker vanished (SIGKILL, lost host) is redelivered.
-   * Heartbeats (`working()`) every quarter of it keep long tasks alive. Every process sharing the queues must
-   * use the same value (provisioning updates the consumer to the last one seen).
+   * Heartbeats (`working()`) every quarter of it keep long tasks alive. The server consumer keeps the ack
+   * wait it was created with: a process provisioning it with another one logs both values (once per queue)
+   * and runs its leases and heartbeats by the consumer's.
    */
   workAckWaitMs?: number;
 }
@@ -142,8 +143,16 @@ export function createBusOnEngine(engine: Engine, logger: Logger, settings: BusS
   if (workAckWaitMs !== undefined && !(Number.isFinite(workAckWaitMs) && workAckWaitMs >= 100)) {
     throw new InvalidArgumentError("workAckWaitMs must be >= 100");
   }
-  /** The queue as this bus runs it: its ack wait replaced by workAckWaitMs when set. */
-  const effective = (queue: WorkQueueSpec): WorkQueueSpec => (workAckWaitMs === undefined ? queue : { ...queue, ackWaitMs: workAckWaitMs });
+  /** The queue as this process is configured: its ack wait replaced by workAckWaitMs when set. */
+  const configured = (queue: WorkQueueSpec): WorkQueueSpec => (workAckWaitMs === undefined ? queue : { ...queue, ackWaitMs: workAckWaitMs });
+  /** The ack wait of each provisioned consumer that differs from this process's configuration. */
+  const consumerAckWaitMs = new Map<string, number>();
+  /** The queue as this bus runs it: the consumer's ack wait, when provisioning found one of another value. */
+  const effective = (queue: WorkQueueSpec): WorkQueueSpec => {
+    const own = configured(queue);
+    const kept = consumerAckWaitMs.get(`${own.stream}/${own.name}`);
+    return kept === undefined ? own : { ...own, ackWaitMs: kept };
+  };
   const subscriptions = new Set<BusSubscription>();
   let closing: Promise<void> | undefined;
 
@@ -161,6 +170,25 @@ export function createBusOnEngine(engine: Engine, logger: Logger, settings: BusS
     };
     subscriptions.add(tracked);
     return tracked;
+  }
+
+  /**
+   * Runs the queue by the ack wait its consumer has (another process created it with its own), and
+   * says so once per queue: both values, and that the consumer keeps its own.
+   */
+  function keepConsumerAckWait(queue: WorkQueueSpec, ackWaitMs: number): void {
+    const key = `${queue.stream}/${queue.name}`;
+    if (ackWaitMs === queue.ackWaitMs) {
+      consumerAckWaitMs.delete(key);
+      return;
+    }
+    const told = consumerAckWaitMs.get(key) === ackWaitMs;
+    consumerAckWaitMs.set(key, ackWaitMs);
+    if (told) return;
+    logger.warn(
+      { queue: queue.name, stream: queue.stream, consumerAckWaitMs: ackWaitMs, configuredAckWaitMs: queue.ackWaitMs },
+      `the work queue ${queue.name} keeps the ack wait it was created with (${ackWaitMs} ms), not this process's ${queue.ackWaitMs} ms; this process runs by the queue's`,
+    );
   }
 
   // ------------------------------------------------------------ work
@@ -500,7 +528,7 @@ export function createBusOnEngine(engine: Engine, logger: Logger, settings: BusS
     async provision(topology: Topology) {
       assertOpen();
       const streams = topology.streams ?? [];
-      const queues = (topology.queues ?? []).map(effective);
+      const queues = (topology.queues ?? []).map(configured);
       streams.forEach(validateStream);
       queues.forEach(validateQueue);
       for (const queue of queues) {
@@ -512,7 +540,7 @@ export function createBusOnEngine(engine: Engine, logger: Logger, settings: BusS
       }
       for (const stream of streams) await engine.ensureStream(stream);
       for (const queue of queues) {
-        await engine.ensureConsumer(queue.stream, {
+        const consumer = await engine.ensureConsumer(queue.stream, {
           name: queue.name,
           filterSubject: queue.subject,
           ackWaitMs: queue.ackWaitMs,
@@ -520,6 +548,7 @@ export function createBusOnEngine(engine: Engine, logger: Logger, settings: BusS
           maxAckPending: queue.maxAckPending ?? 1_000,
           deliverPolicy: "all",
         });
+        keepConsumerAckWait(queue, consumer.ackWaitMs);
         const dlq = deadLetterStreamName(queue.stream, queue.name);
         await engine.ensureStream({
           name: dlq,

@@ -58,7 +58,12 @@ export interface CoreSubscription {
 
 export interface Engine {
   ensureStream(spec: StreamSpec): Promise<void>;
-  ensureConsumer(stream: string, spec: ConsumerSpec): Promise<void>;
+  /**
+   * Creates the durable consumer, or updates an existing one's settings except its ack wait (the
+   * processes of a mesh may be configured with different ones: the consumer keeps the one it was
+   * created with). Resolves to the consumer's ack wait.
+   */
+  ensureConsumer(stream: string, spec: ConsumerSpec): Promise<{ ackWaitMs: number }>;
   /** Throws NotProvisionedError when the stream or consumer is missing. */
   puller(stream: string, consumer: string): Promise<Puller>;
   /** Throws PublishError("no_stream") when no stream captures the subject. */

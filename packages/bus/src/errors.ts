@@ -1,3 +1,5 @@
+import { CodedError } from "@voiceloc/errors";
+
 export type BusErrorCode =
   | "timeout"
   | "no_responders"
@@ -13,13 +15,8 @@ export type BusErrorCode =
   | "closed";
 
 /** Base class of every error the bus throws; `code` is stable, `message` is for humans. */
-export class BusError extends Error {
-  readonly code: BusErrorCode;
-  constructor(code: BusErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = "BusError";
-    this.code = code;
-  }
+export class BusError extends CodedError<BusErrorCode> {
+  override name = "BusError";
 }
 
 /** A request got no reply within its timeout. */

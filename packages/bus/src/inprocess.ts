@@ -333,7 +333,7 @@ class InProcessEngine implements Engine {
     existing.enforceLimits(Date.now());
   }
 
-  async ensureConsumer(streamName: string, spec: ConsumerSpec): Promise<void> {
+  async ensureConsumer(streamName: string, spec: ConsumerSpec): Promise<{ ackWaitMs: number }> {
     this.#assertOpen();
     const stream = this.streams.get(streamName);
     if (stream === undefined) throw new ProvisionError(`could not provision consumer ${streamName}/${spec.name}: stream not found`);
@@ -349,10 +349,11 @@ class InProcessEngine implements Engine {
     const existing = stream.consumers.get(spec.name);
     if (existing === undefined) {
       stream.consumers.set(spec.name, new MemConsumer(this, stream, spec));
-      return;
+      return { ackWaitMs: spec.ackWaitMs };
     }
-    existing.spec = { ...spec, deliverPolicy: existing.spec.deliverPolicy };
+    existing.spec = { ...spec, ackWaitMs: existing.spec.ackWaitMs, deliverPolicy: existing.spec.deliverPolicy };
     existing.dispatch();
+    return { ackWaitMs: existing.spec.ackWaitMs };
   }
 
   async puller(streamName: string, consumerName: string): Promise<Puller> {

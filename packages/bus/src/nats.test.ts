@@ -184,6 +184,48 @@ describe("nats specifics", { timeout: 90_000 }, () => {
     expect(deliveries).toEqual([1, 2]);
   });
 
+  it("a process with another workAckWaitMs leaves the consumer's ack wait alone, says both values once, and runs its leases by the consumer's", async () => {
+    const t = workTopology({ ackWaitMs: 60_000 });
+    const first = await createNatsBus({ url: server.url, logger: silentLogger(), name: "bus-ack-wait-first", workAckWaitMs: 1_000 });
+    open.push(first);
+    await first.provision(t.topology);
+    const lines: Array<Record<string, unknown>> = [];
+    const logger = createLogger({ level: "info", destination: { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) } });
+    const second = await createNatsBus({ url: server.url, logger, name: "bus-ack-wait-second", workAckWaitMs: 20_000 });
+    open.push(second);
+    // every service of a process provisions the queues it uses: twice here
+    await second.provision(t.topology);
+    await second.provision(t.topology);
+    const nc = await connect({ servers: server.url });
+    try {
+      const info = await (await jetstreamManager(nc)).consumers.info(t.stream.name, t.queue.name);
+      expect(info.config.ack_wait).toBe(1_000 * 1_000_000);
+    } finally {
+      await nc.close();
+    }
+    const told = lines.filter((l) => l.consumerAckWaitMs !== undefined);
+    expect(told).toHaveLength(1);
+    expect(told[0]).toMatchObject({ level: "warn", queue: t.queue.name, consumerAckWaitMs: 1_000, configuredAckWaitMs: 20_000 });
+    expect(String(told[0]!.msg)).toMatch(/1000 ms.*20000 ms/);
+
+    // The second process's lease is the consumer's 1 s: a delivery it abandons is aborted as lost
+    // within it (not after 20 s), while the server hands the message out again.
+    const seen: Array<{ deliveryCount: number; aborted: string }> = [];
+    await second.consumeWork(t.queue, JobSchema, async (ctx) => {
+      if (ctx.deliveryCount > 1) {
+        seen.push({ deliveryCount: ctx.deliveryCount, aborted: "" });
+        return { kind: "ack" };
+      }
+      await new Promise((resolve) => ctx.signal.addEventListener("abort", resolve));
+      seen.push({ deliveryCount: ctx.deliveryCount, aborted: String((ctx.signal.reason as { code?: unknown }).code) });
+      return { kind: "ack" };
+    }, { concurrency: 2 });
+    await second.publishWork(t.subject, { n: 8 }, { msgId: `${t.id}-kept` });
+    await waitFor(() => seen.length === 2, "the lost lease and the redelivery", 15_000);
+    expect(seen.map((s) => s.deliveryCount).sort()).toEqual([1, 2]);
+    expect(seen.find((s) => s.deliveryCount === 1)?.aborted).toBe("lease_expired");
+  });
+
   it("reconnects with a growing, capped back-off, past the client's default 10 attempts, and logs each attempt (attempt, delayMs) and the reconnect", async () => {
     expect([1, 2, 3, 4, 5, 6].map((n) => reconnectDelayMs(n, { initialMs: 250, maxMs: 2_000 }, 0))).toEqual([250, 500, 1_000, 2_000, 2_000, 2_000]);
     expect(reconnectDelayMs(3, { initialMs: 250, maxMs: 2_000 }, 1)).toBe(1_200);

@@ -197,10 +197,10 @@ class NatsEngine implements Engine {
     }
   }
 
-  async ensureConsumer(stream: string, spec: ConsumerSpec): Promise<void> {
+  async ensureConsumer(stream: string, spec: ConsumerSpec): Promise<{ ackWaitMs: number }> {
     const filter = spec.filterSubject === ">" ? undefined : spec.filterSubject;
+    // What provisioning keeps in step on an existing consumer: not its ack wait (see Engine.ensureConsumer).
     const updatable = {
-      ack_wait: nanos(spec.ackWaitMs),
       max_deliver: spec.maxDeliver,
       max_ack_pending: spec.maxAckPending,
       ...(filter === undefined ? {} : { filter_subject: filter }),
@@ -209,31 +209,32 @@ class NatsEngine implements Engine {
       durable_name: spec.name,
       ack_policy: AckPolicy.Explicit,
       deliver_policy: spec.deliverPolicy === "new" ? DeliverPolicy.New : DeliverPolicy.All,
+      ack_wait: nanos(spec.ackWaitMs),
       ...updatable,
     };
     try {
-      const info = await this.#jsm.consumers.info(stream, spec.name).catch((error: unknown) => {
+      let info = await this.#jsm.consumers.info(stream, spec.name).catch((error: unknown) => {
         if (apiCode(error) === JetStreamApiCodes.ConsumerNotFound) return undefined;
         throw error;
       });
       if (info === undefined) {
         try {
           await this.#jsm.consumers.add(stream, full);
-          return;
+          return { ackWaitMs: spec.ackWaitMs };
         } catch (error) {
           if (apiCode(error) !== CONSUMER_ALREADY_EXISTS) throw error;
         }
-      } else {
-        const c = info.config;
-        const same =
-          c.ack_wait === updatable.ack_wait &&
-          c.max_deliver === updatable.max_deliver &&
-          c.max_ack_pending === updatable.max_ack_pending &&
-          (c.filter_subject || undefined) === filter;
-        if (same) return;
+        // Another process created it meanwhile.
+        info = await this.#jsm.consumers.info(stream, spec.name);
       }
-      await this.#jsm.consumers.update(stream, spec.name, updatable);
-      this.#logger.info({ stream, consumer: spec.name }, "consumer updated");
+      const c = info.config;
+      const same =
+        c.max_deliver === updatable.max_deliver && c.max_ack_pending === updatable.max_ack_pending && (c.filter_subject || undefined) === filter;
+      if (!same) {
+        await this.#jsm.consumers.update(stream, spec.name, updatable);
+        this.#logger.info({ stream, consumer: spec.name }, "consumer updated");
+      }
+      return { ackWaitMs: c.ack_wait === undefined ? spec.ackWaitMs : Math.round(c.ack_wait / 1_000_000) };
     } catch (error) {
       throw new ProvisionError(`could not provision consumer ${stream}/${spec.name}: ${errorMessage(error)}`, { cause: error });
     }

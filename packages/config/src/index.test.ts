@@ -154,6 +154,12 @@ describe("loadConfig", () => {
     expect(() => loadConfig({ ACCOUNT_MAX_TASKS_IN_FLIGHT: "0" })).toThrow(/ACCOUNT_MAX_TASKS_IN_FLIGHT/);
   });
 
+  it("limits tasks of one kind in the work queue not yet started: 1 by default, configurable, a whole number of at least 1", () => {
+    expect(loadConfig({}).scheduling.queueMaxUnstartedTasks).toBe(1);
+    expect(loadConfig({ QUEUE_MAX_UNSTARTED_TASKS: "20" }).scheduling.queueMaxUnstartedTasks).toBe(20);
+    for (const bad of ["0", "2.5", "many"]) expect(() => loadConfig({ QUEUE_MAX_UNSTARTED_TASKS: bad })).toThrow(/QUEUE_MAX_UNSTARTED_TASKS/);
+  });
+
   it("reads the OpenAPI document's contact and license: defaults, overrides, invalid values and url+identifier refused", () => {
     expect(loadConfig({}).apiInfo).toEqual({
       contact: { name: "Voice Localization Service operators" },

@@ -211,6 +211,12 @@ export const EnvSchema = z
     MAX_BOOK_CHARACTERS: z.coerce.number().int().min(1).max(100_000_000).default(DEFAULT_MAX_BOOK_CHARACTERS),
     /** Scheduling: tasks of one kind one account may have published and unfinished; the rest wait queued. */
     ACCOUNT_MAX_TASKS_IN_FLIGHT: z.coerce.number().int().min(1).max(10_000).default(4),
+    /**
+     * Scheduling: tasks of one kind (all accounts) published to the work queue and not yet started by a
+     * worker; the rest wait queued and go out in turns across accounts as workers start tasks. Default 1
+     * (one process, one worker per kind); with autoscaled workers, maxReplicaCount × lagThreshold.
+     */
+    QUEUE_MAX_UNSTARTED_TASKS: z.coerce.number().int().min(1).max(10_000).default(1),
     SUBTITLE_MAX_SECONDS: z.coerce.number().int().min(1).max(86_400).default(3600),
     /** OTLP/HTTP collector base URL; tracing (the OpenTelemetry SDK) runs only when it is set. */
     OTEL_EXPORTER_OTLP_ENDPOINT: optionalUrl(["http:", "https:"]),
@@ -360,11 +366,11 @@ export const EnvSchema = z
         env.RATE_LIMIT_PER_MINUTE === undefined
           ? undefined
           : { perMinute: env.RATE_LIMIT_PER_MINUTE, burst: env.RATE_LIMIT_BURST ?? Math.ceil(env.RATE_LIMIT_PER_MINUTE / 6) },
-      /** Live progress over Server-Sent Events: heartbeat period and open streams per owner (per gateway process). */
+      /** Live progress over Server-Sent Events: heartbeat period and open streams per owner (across the gateways sharing the store). */
       sse: { heartbeatMs: env.SSE_HEARTBEAT_MS, maxStreamsPerAccount: env.SSE_MAX_STREAMS_PER_ACCOUNT },
       maxMediaSeconds: env.MAX_MEDIA_SECONDS,
       maxBookCharacters: env.MAX_BOOK_CHARACTERS,
-      scheduling: { accountMaxTasksInFlight: env.ACCOUNT_MAX_TASKS_IN_FLIGHT },
+      scheduling: { accountMaxTasksInFlight: env.ACCOUNT_MAX_TASKS_IN_FLIGHT, queueMaxUnstartedTasks: env.QUEUE_MAX_UNSTARTED_TASKS },
       subtitleMaxSeconds: env.SUBTITLE_MAX_SECONDS,
       openaiTts: ttsUrl ? { baseUrl: ttsUrl, apiKey: env.OPENAI_API_KEY, model: env.OPENAI_TTS_MODEL, voices: env.OPENAI_TTS_VOICES } : undefined,
       /** `info.contact` and `info.license` of the OpenAPI document. */

@@ -56,7 +56,7 @@ export function engineFailure(program: string, result: ProcessResult, voice: str
   }
   if (result.aborted) return new SynthesisError("SYNTHESIS_CANCELLED", "Speech synthesis was cancelled.");
   if (result.timedOut) {
-    return new SynthesisError("SYNTHESIS_FAILED", `The ${program} speech engine took too long and was stopped.`, { details: result.stderrTail, retryable: true });
+    return new SynthesisError("SYNTHESIS_FAILED", `The ${program} speech engine took too long and was stopped.`, { details: result.stderrTail });
   }
   if (ranOutOfMemory(result)) {
     return new SynthesisError("SYNTHESIS_OUT_OF_MEMORY", `The ${program} speech engine stopped: ${outOfMemoryReason(result.memoryLimitBytes)}.`, { details: result.stderrTail });

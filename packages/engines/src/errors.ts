@@ -1,3 +1,5 @@
+import { CodedError, type CodedErrorOptions } from "@voiceloc/errors";
+
 export type TtsErrorCode =
   | "ENGINE_UNAVAILABLE"
   | "ENGINE_CONFIG_INVALID"
@@ -16,29 +18,15 @@ export type TtsErrorCode =
   | "SPEECH_SERVICE_TIMEOUT"
   | "SPEECH_SERVICE_BAD_RESPONSE";
 
-export interface TtsErrorOptions {
-  cause?: unknown;
-  /** True when trying again later may succeed (service busy, timeout). */
-  retryable?: boolean;
-}
-
 /** Base of every speech synthesis error. Messages are plain words meant for end users. */
-export class TtsError extends Error {
+export class TtsError extends CodedError<TtsErrorCode> {
   override name = "TtsError";
-  readonly code: TtsErrorCode;
-  readonly retryable: boolean;
-
-  constructor(code: TtsErrorCode, message: string, options: TtsErrorOptions = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.code = code;
-    this.retryable = options.retryable ?? false;
-  }
 }
 
 /** An engine (program, voice files or service settings) is missing or unusable. */
 export class TtsEngineUnavailableError extends TtsError {
   override name = "TtsEngineUnavailableError";
-  constructor(message: string, options: TtsErrorOptions = {}) {
+  constructor(message: string, options: CodedErrorOptions = {}) {
     super("ENGINE_UNAVAILABLE", message, options);
   }
 }
@@ -46,7 +34,7 @@ export class TtsEngineUnavailableError extends TtsError {
 /** An engine was configured with invalid settings. */
 export class TtsConfigError extends TtsError {
   override name = "TtsConfigError";
-  constructor(message: string, options: TtsErrorOptions = {}) {
+  constructor(message: string, options: CodedErrorOptions = {}) {
     super("ENGINE_CONFIG_INVALID", message, options);
   }
 }
@@ -96,7 +84,7 @@ export class UnspeakableTextError extends TtsError {
 export class SynthesisError extends TtsError {
   override name = "SynthesisError";
   readonly details: readonly string[];
-  constructor(code: TtsErrorCode, message: string, options: TtsErrorOptions & { details?: readonly string[] } = {}) {
+  constructor(code: TtsErrorCode, message: string, options: CodedErrorOptions & { details?: readonly string[] } = {}) {
     super(code, message, options);
     this.details = options.details ?? [];
   }
@@ -106,7 +94,7 @@ export class SynthesisError extends TtsError {
 export class SpeechServiceError extends TtsError {
   override name = "SpeechServiceError";
   readonly status: number | undefined;
-  constructor(code: TtsErrorCode, message: string, options: TtsErrorOptions & { status?: number } = {}) {
+  constructor(code: TtsErrorCode, message: string, options: CodedErrorOptions & { status?: number } = {}) {
     super(code, message, options);
     this.status = options.status;
   }

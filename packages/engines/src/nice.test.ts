@@ -1,16 +1,17 @@
 /**
- * ENGINE_NICE: the programs the engines start (here espeak-ng through the shared process runner and
- * the Apertium pipeline through its file-stdin spawner) really run at the configured niceness, read
- * from /proc while they work, every thread of them. Linux only (the images are Linux).
+ * ENGINE_NICE: the programs the engines start (here espeak-ng through the shared process runner, and
+ * the Apertium pipeline through it too, started through `nice` with a file for stdin) really run at
+ * the configured niceness, read from /proc while they work, every thread of them. Linux only (the
+ * images are Linux).
  */
 import { readdir, readFile } from "node:fs/promises";
 import { getPriority } from "node:os";
+import { fileURLToPath } from "node:url";
 import { silentLogger } from "@voiceloc/log";
-import { childNiceness, setChildNiceness } from "@voiceloc/media";
+import { childNiceness, runProcess, setChildNiceness } from "@voiceloc/media";
 import { afterEach, describe, expect, it } from "vitest";
 import { createEspeakEngine } from "./espeak.ts";
 import { createApertiumEngine } from "./mt/apertium.ts";
-import { runWithFileStdin } from "./mt/process.ts";
 
 const logger = silentLogger();
 
@@ -118,7 +119,7 @@ describe("engine child processes run at the configured niceness (ENGINE_NICE)", 
   it("a translator program that is missing is reported as not started (ENOENT), through `nice` as without it", async () => {
     for (const nice of [0, 10]) {
       setChildNiceness(nice);
-      const result = await runWithFileStdin("/no/such/apertium", ["eng-spa"], "Hello.", { timeoutMs: 30_000 });
+      const result = await runProcess("/no/such/apertium", ["eng-spa"], { stdinFile: fileURLToPath(import.meta.url), niceFromStart: true, timeoutMs: 30_000 });
       expect(result.spawnError?.code).toBe("ENOENT");
     }
   });

@@ -159,7 +159,7 @@ describe("OpenAI-compatible speech adapter", () => {
   it("maps a wrong API key to a clear error that does not reveal the key", async () => {
     const error = await engine({ apiKey: "sk-wrong-key" }).synthesize({ text: "Hi", language: "English" }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(SpeechServiceError);
-    expect(error).toMatchObject({ code: "SPEECH_SERVICE_AUTH", status: 401, retryable: false });
+    expect(error).toMatchObject({ code: "SPEECH_SERVICE_AUTH", status: 401 });
     expect((error as Error).message).toBe(`The speech service at ${new URL(baseUrl).host} refused the API key (HTTP 401): Incorrect API key provided.`);
     expect((error as Error).message).not.toContain("sk-wrong-key");
   });
@@ -177,11 +177,11 @@ describe("OpenAI-compatible speech adapter", () => {
     });
   });
 
-  it("marks overload and rate limits as retryable", async () => {
+  it("says overload and rate limits under their own codes", async () => {
     mode = "overloaded";
-    await expect(engine().synthesize({ text: "Hi", language: "English" })).rejects.toMatchObject({ code: "SPEECH_SERVICE_UNAVAILABLE", status: 503, retryable: true });
+    await expect(engine().synthesize({ text: "Hi", language: "English" })).rejects.toMatchObject({ code: "SPEECH_SERVICE_UNAVAILABLE", status: 503 });
     mode = "rate-limited";
-    await expect(engine().synthesize({ text: "Hi", language: "English" })).rejects.toMatchObject({ code: "SPEECH_SERVICE_RATE_LIMITED", retryable: true });
+    await expect(engine().synthesize({ text: "Hi", language: "English" })).rejects.toMatchObject({ code: "SPEECH_SERVICE_RATE_LIMITED" });
   });
 
   it("refuses an answer that is not WAV audio", async () => {
@@ -196,7 +196,6 @@ describe("OpenAI-compatible speech adapter", () => {
     mode = "hang";
     await expect(engine({ timeoutMs: 300 }).synthesize({ text: "Hi", language: "English" })).rejects.toMatchObject({
       code: "SPEECH_SERVICE_TIMEOUT",
-      retryable: true,
       message: expect.stringContaining("did not answer within"),
     });
     const controller = new AbortController();
@@ -205,11 +204,10 @@ describe("OpenAI-compatible speech adapter", () => {
     await expect(pending).rejects.toMatchObject({ code: "SYNTHESIS_CANCELLED" });
   });
 
-  it("reports an unreachable service as retryable", async () => {
+  it("reports an unreachable service as unavailable", async () => {
     const port = await freePort();
     await expect(engine({ baseUrl: `http://127.0.0.1:${port}` }).synthesize({ text: "Hi", language: "English" })).rejects.toMatchObject({
       code: "SPEECH_SERVICE_UNAVAILABLE",
-      retryable: true,
       message: `The speech service at 127.0.0.1:${port} could not be reached.`,
     });
   });

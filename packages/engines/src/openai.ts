@@ -120,11 +120,10 @@ export function createOpenAiTtsEngine(options: OpenAiTtsOptions): TtsEngine {
       if (timeout.aborted) {
         return new SpeechServiceError("SPEECH_SERVICE_TIMEOUT", `The speech service at ${serviceName} did not answer within ${Math.round(timeoutMs / 1000)} seconds.`, {
           cause: error,
-          retryable: true,
         });
       }
       if (error instanceof SpeechServiceError || error instanceof SynthesisError) return error;
-      return new SpeechServiceError("SPEECH_SERVICE_UNAVAILABLE", `The speech service at ${serviceName} could not be reached.`, { cause: error, retryable: true });
+      return new SpeechServiceError("SPEECH_SERVICE_UNAVAILABLE", `The speech service at ${serviceName} could not be reached.`, { cause: error });
     };
 
     let response: Response;
@@ -156,14 +155,13 @@ export function createOpenAiTtsEngine(options: OpenAiTtsOptions): TtsEngine {
       if (status === 429) {
         throw new SpeechServiceError("SPEECH_SERVICE_RATE_LIMITED", endSentence(`The speech service at ${serviceName} is rate limiting requests or the quota is used up (HTTP 429)${said}`), {
           status,
-          retryable: true,
         });
       }
       if (status === 404) {
         throw new SpeechServiceError("SPEECH_SERVICE_REJECTED", endSentence(`The speech service at ${serviceName} has no speech endpoint or does not know model "${options.model}" (HTTP 404)${said}`), { status });
       }
       if (status >= 500) {
-        throw new SpeechServiceError("SPEECH_SERVICE_UNAVAILABLE", endSentence(`The speech service at ${serviceName} failed (HTTP ${status})${said}`), { status, retryable: true });
+        throw new SpeechServiceError("SPEECH_SERVICE_UNAVAILABLE", endSentence(`The speech service at ${serviceName} failed (HTTP ${status})${said}`), { status });
       }
       throw new SpeechServiceError("SPEECH_SERVICE_REJECTED", endSentence(`The speech service at ${serviceName} refused the request (HTTP ${status})${said}`), { status });
     }

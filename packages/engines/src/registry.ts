@@ -261,7 +261,7 @@ export function createTtsRegistry(given: readonly TtsEngine[], options: TtsRegis
     }
     if (first !== undefined) throw first;
     const language = chain[0]?.voice.language ?? request.language;
-    throw new SynthesisError("SYNTHESIS_FAILED", `No working voice is left for ${language}: every voice failed its self-test.`, { retryable: true });
+    throw new SynthesisError("SYNTHESIS_FAILED", `No working voice is left for ${language}: every voice failed its self-test.`);
   }
 
   /** One voice; text longer than its engine takes in one call is split on sentences and joined. */

@@ -1,3 +1,5 @@
+import { CodedError, type CodedErrorOptions } from "@voiceloc/errors";
+
 /** Why a reference could not be fetched. */
 export type FetchRefusedCode =
   /** Empty, malformed, NUL or control characters, `..` in a URL or object key. */
@@ -32,27 +34,20 @@ export type FetchRefusedCode =
   /** The caller cancelled the fetch (its `signal` was aborted). */
   | "cancelled";
 
-const RETRYABLE: ReadonlySet<FetchRefusedCode> = new Set(["timeout", "connection_failed", "host_not_found", "io_error"]);
-
 /**
  * The one error this package throws. `message` is plain words, safe to show to
  * the API user (it never holds resolved addresses, credentials or local paths
- * outside what the user gave); technical detail goes in `cause`.
+ * outside what the user gave); technical detail goes in `cause`. Whether trying
+ * again may help is the worker's failure policy's decision (by code and status).
  */
-export class FetchRefusedError extends Error {
+export class FetchRefusedError extends CodedError<FetchRefusedCode> {
   override readonly name = "FetchRefusedError";
-  readonly code: FetchRefusedCode;
   /** The HTTP status, for `http_status` (and object-store errors when known). */
   readonly status?: number;
-  /** Whether trying again later may succeed (timeouts, network errors, 429, 5xx). */
-  readonly retryable: boolean;
 
-  constructor(code: FetchRefusedCode, message: string, options: { cause?: unknown; status?: number } = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.code = code;
+  constructor(code: FetchRefusedCode, message: string, options: CodedErrorOptions & { status?: number } = {}) {
+    super(code, message, options);
     if (options.status !== undefined) this.status = options.status;
-    const status = options.status;
-    this.retryable = RETRYABLE.has(code) || (status !== undefined && (status === 408 || status === 429 || status >= 500));
   }
 }
 

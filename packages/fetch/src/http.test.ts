@@ -192,18 +192,17 @@ describe("fetchToFile over http: allow-listed loopback server", () => {
     };
     const error = await refusal("http://nowhere.test/", allowMain({ resolver }));
     expect(error.code).toBe("host_not_found");
-    expect(error.retryable).toBe(true);
   });
 });
 
 describe("fetchToFile over http: status codes", () => {
   it("turns non-2xx answers into http_status with the code", async () => {
     const e404 = await refusal(`${main.origin}/status/404`, allowMain());
-    expect(e404).toMatchObject({ code: "http_status", status: 404, retryable: false });
+    expect(e404).toMatchObject({ code: "http_status", status: 404 });
     expect(e404.message).toContain("404");
     expect(await refusal(`${main.origin}/status/403`, allowMain())).toMatchObject({ code: "http_status", status: 403 });
-    expect(await refusal(`${main.origin}/status/500`, allowMain())).toMatchObject({ code: "http_status", status: 500, retryable: true });
-    expect(await refusal(`${main.origin}/status/429`, allowMain())).toMatchObject({ code: "http_status", status: 429, retryable: true });
+    expect(await refusal(`${main.origin}/status/500`, allowMain())).toMatchObject({ code: "http_status", status: 500 });
+    expect(await refusal(`${main.origin}/status/429`, allowMain())).toMatchObject({ code: "http_status", status: 429 });
     expect(await refusal(`${main.origin}/no-location`, allowMain())).toMatchObject({ code: "http_status", status: 302 });
   });
 });
@@ -282,7 +281,6 @@ describe("fetchToFile over http: time cap", () => {
     const started = Date.now();
     const error = await refusal(`${main.origin}/hang`, allowMain({ timeoutMs: 300 }));
     expect(error.code).toBe("timeout");
-    expect(error.retryable).toBe(true);
     expect(Date.now() - started).toBeLessThan(3000);
   });
 

@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
   audioEncodeArgs,
-  buildBurnSubtitlesArgs,
   buildConcatAudioArgs,
   buildConvertAudioArgs,
   buildExtractSpeechWavArgs,
@@ -16,6 +15,7 @@ import {
   UNTRUSTED_MEDIA_DEMUXERS,
 } from "./args.ts";
 import { MediaRequestError } from "./errors.ts";
+import { buildBurnInArgs } from "./subtitles.ts";
 
 const untrusted = UNTRUSTED_MEDIA_DEMUXERS.join(",");
 
@@ -28,7 +28,7 @@ describe("common rules", () => {
     buildConvertAudioArgs({ input: "/in/a.mp4", output: "/out/a.mp3", format: "mp3" }),
     buildConcatAudioArgs({ listFile: "/w/list.ffconcat", output: "/out/a.ogg", format: "ogg" }),
     buildExtractSpeechWavArgs({ input: "/in/v.webm", output: "/out/s.wav" }),
-    buildBurnSubtitlesArgs({ video: "/in/v.mp4", subtitles: "/w/s.srt", output: "/out/v.mp4", replaceAudioWith: "/w/dub.wav" }),
+    buildBurnInArgs({ video: "/in/v.mp4", subtitles: "/w/s.srt", output: "/out/v.mp4" }),
     buildTimelinePartArgs({
       part: { startSample: 0, endSample: 48000, clips: [{ path: "/c/1.wav", offsetSamples: 100, lengthSamples: 200, gainDb: 0 }] },
       sampleRate: 48000,
@@ -140,9 +140,9 @@ describe("escapeFilterValue", () => {
   });
 });
 
-describe("buildBurnSubtitlesArgs", () => {
+describe("the subtitles filter and its style", () => {
   it("builds an escaped subtitles filter with fonts and style", () => {
-    const args = buildBurnSubtitlesArgs({
+    const args = buildBurnInArgs({
       video: "/v.mp4",
       subtitles: "/w/it's: a, test.srt",
       output: "/o.mp4",
@@ -155,12 +155,6 @@ describe("buildBurnSubtitlesArgs", () => {
     );
     expect(args).toContain("0:a:0?");
     expect(args.slice(-4)).toEqual(["-f", "mp4", "-y", "/o.mp4"]);
-  });
-
-  it("replaces the audio track when asked", () => {
-    const args = buildBurnSubtitlesArgs({ video: "/v.mp4", subtitles: "/s.srt", output: "/o.mp4", replaceAudioWith: "/dub.wav" });
-    expect(inputsOf(args)).toEqual(["/v.mp4", "/dub.wav"]);
-    expect(args.join(" ")).toContain("-map 0:v:0 -map 1:a:0");
   });
 
   it("rejects style values that could break out of the filter", () => {

@@ -678,51 +678,6 @@ export function subtitlePlayResolution(width: number, height: number, shortSide:
   return { playResX: scale(width), playResY: scale(height) };
 }
 
-export interface BurnSubtitlesArgs {
-  video: string;
-  /** Subtitle file (SRT, ASS or WebVTT) written by us. */
-  subtitles: string;
-  output: string;
-  /** Directory of font files libass should use in addition to the system fonts. */
-  fontsDir?: string;
-  style?: SubtitleStyle;
-  /** Replace the video's audio with this file (e.g. the dubbed track). */
-  replaceAudioWith?: string;
-  /** x264 constant rate factor (default 20) and preset (default "veryfast"). */
-  crf?: number;
-  preset?: "ultrafast" | "superfast" | "veryfast" | "faster" | "fast" | "medium" | "slow";
-}
-
-/**
- * Render an MP4 (H.264 + AAC) with subtitles drawn into the picture by libass. The subtitles
- * filter path, fonts directory and style are escaped for the filter graph, so any file name works.
- */
-export function buildBurnSubtitlesArgs(spec: BurnSubtitlesArgs): string[] {
-  const crf = spec.crf ?? 20;
-  if (!Number.isInteger(crf) || crf < 0 || crf > 51) throw new MediaRequestError("The video quality (CRF) must be between 0 and 51.");
-  const options = [`filename=${escapeFilterValue(safePath(spec.subtitles, "subtitles"))}`];
-  if (spec.fontsDir !== undefined) options.push(`fontsdir=${escapeFilterValue(safePath(spec.fontsDir, "fonts directory"))}`);
-  if (spec.style !== undefined) {
-    const forced = forceStyleString(spec.style);
-    if (forced !== "") options.push(`force_style=${escapeFilterValue(forced)}`);
-  }
-  const audioInput = spec.replaceAudioWith === undefined ? [] : inputArgs(spec.replaceAudioWith, UNTRUSTED_MEDIA_DEMUXERS);
-  const audioMap = spec.replaceAudioWith === undefined ? ["-map", "0:a:0?"] : ["-map", "1:a:0"];
-  return [
-    ...GLOBAL_ARGS,
-    ...inputArgs(spec.video, UNTRUSTED_MEDIA_DEMUXERS),
-    ...audioInput,
-    "-map", "0:v:0",
-    ...audioMap,
-    "-vf", `${EVEN_FRAME},subtitles=${options.join(":")}`,
-    "-c:v", "libx264", "-preset", spec.preset ?? "veryfast", "-crf", String(crf), "-pix_fmt", "yuv420p",
-    "-c:a", "aac", "-b:a", "160k",
-    "-sn", "-dn", "-map_metadata", "-1", "-movflags", "+faststart",
-    "-f", "mp4",
-    ...outputArgs(spec.output),
-  ];
-}
-
 /**
  * Font families that cover each language's script once the Noto fonts are installed
  * (`fonts-noto-core fonts-noto-cjk`). With only DejaVu, CJK, Devanagari and Ethiopic show as boxes.

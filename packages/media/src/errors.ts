@@ -1,3 +1,5 @@
+import { CodedError, type CodedErrorOptions } from "@voiceloc/errors";
+
 /** Machine-readable codes carried by every media error. */
 export type MediaErrorCode =
   | "FFMPEG_NOT_FOUND"
@@ -11,25 +13,15 @@ export type MediaErrorCode =
   | "MEDIA_INVALID_REQUEST"
   | "PROBE_FAILED";
 
-export interface MediaErrorOptions {
-  cause?: unknown;
-}
-
 /** Base class of every error thrown by @voiceloc/media. Messages are plain words meant for end users. */
-export class MediaError extends Error {
+export class MediaError extends CodedError<MediaErrorCode> {
   override name = "MediaError";
-  readonly code: MediaErrorCode;
-
-  constructor(code: MediaErrorCode, message: string, options: MediaErrorOptions = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.code = code;
-  }
 }
 
 /** No usable ffmpeg or ffprobe binary was found (or the configured one does not run). */
 export class FfmpegNotFoundError extends MediaError {
   override name = "FfmpegNotFoundError";
-  constructor(message: string, options: MediaErrorOptions = {}) {
+  constructor(message: string, options: CodedErrorOptions = {}) {
     super("FFMPEG_NOT_FOUND", message, options);
   }
 }
@@ -45,7 +37,7 @@ export class FfmpegFailedError extends MediaError {
     code: MediaErrorCode,
     message: string,
     details: { exitCode: number | null; exitSignal: NodeJS.Signals | null; stderrTail: readonly string[] },
-    options: MediaErrorOptions = {},
+    options: CodedErrorOptions = {},
   ) {
     super(code, message, options);
     this.exitCode = details.exitCode;
@@ -57,7 +49,7 @@ export class FfmpegFailedError extends MediaError {
 /** The operation was cancelled through its AbortSignal. */
 export class MediaCancelledError extends MediaError {
   override name = "MediaCancelledError";
-  constructor(what: string, options: MediaErrorOptions = {}) {
+  constructor(what: string, options: CodedErrorOptions = {}) {
     super("MEDIA_CANCELLED", `${what} was cancelled.`, options);
   }
 }
@@ -65,7 +57,7 @@ export class MediaCancelledError extends MediaError {
 /** A caller passed arguments that cannot describe a valid media operation. */
 export class MediaRequestError extends MediaError {
   override name = "MediaRequestError";
-  constructor(message: string, options: MediaErrorOptions = {}) {
+  constructor(message: string, options: CodedErrorOptions = {}) {
     super("MEDIA_INVALID_REQUEST", message, options);
   }
 }
@@ -73,7 +65,7 @@ export class MediaRequestError extends MediaError {
 /** ffprobe output could not be understood, or the file has no usable streams. */
 export class MediaProbeError extends MediaError {
   override name = "MediaProbeError";
-  constructor(code: MediaErrorCode, message: string, options: MediaErrorOptions = {}) {
+  constructor(code: MediaErrorCode, message: string, options: CodedErrorOptions = {}) {
     super(code, message, options);
   }
 }

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { accessSync, constants as fsConstants } from "node:fs";
+import { open } from "node:fs/promises";
 import { getPriority, setPriority } from "node:os";
 import { delimiter, isAbsolute, join } from "node:path";
 import { Readable } from "node:stream";
@@ -15,6 +16,12 @@ export interface RunProcessOptions {
    * error is the result's `stdinError`.
    */
   stdin?: string | Uint8Array | Readable | AsyncIterable<Uint8Array> | StdinFeeder | undefined;
+  /**
+   * Standard input is this file, opened read-only (instead of `stdin`). For programs that re-open
+   * `/dev/stdin`, like the `apertium` wrapper script: a piped stdin is a socket, which cannot be
+   * re-opened (ENXIO); a file can. A file that cannot be opened is the result's `spawnError`.
+   */
+  stdinFile?: string | undefined;
   /** Called with each piece of standard output as it arrives (before line splitting). */
   onStdout?: ((chunk: Buffer) => void) | undefined;
   /** Keep standard output (up to `maxStdoutBytes`) in the result. */
@@ -29,6 +36,11 @@ export interface RunProcessOptions {
   cwd?: string | undefined;
   /** Niceness of this child (0–19). Default: `childNiceness()`, set once by the process entry. */
   nice?: number | undefined;
+  /**
+   * Start the program through `nice` instead of lowering its priority once it runs, so the programs
+   * a wrapper script starts at once are nice from their first instruction too.
+   */
+  niceFromStart?: boolean | undefined;
   /** Address-space limit of this child in bytes (0: none). Default: `childMemoryLimit()`, set once by the process entry. */
   memoryLimitBytes?: number | undefined;
   /**
@@ -190,9 +202,15 @@ export function limitedCommand(
   return { command: LIMIT_SHELL, args: ["-c", limitScript(memory, cpu), LIMIT_SHELL_NAME, memoryKiB, cpuLimit, command, ...args], limited: true };
 }
 
-/** A spawn error for a program the limiting shell could not start (exit 126/127 with its message). */
-export function limitedSpawnError(command: string, exitCode: number | null, stderr: string): NodeJS.ErrnoException | undefined {
-  if ((exitCode !== 127 && exitCode !== 126) || !LIMIT_EXEC_FAILED.test(stderr)) return undefined;
+/** What `nice` prints when it cannot start the program ("nice: 'x': No such file or directory"). */
+const NICE_EXEC_FAILED = /(^|\n)nice: /;
+
+/**
+ * A spawn error for a program a launcher (the limiting shell, or `nice`) could not start: it exits 127
+ * (not found) or 126 (not executable) and says so in its own words.
+ */
+function launchError(command: string, exitCode: number | null, stderr: string, said: RegExp): NodeJS.ErrnoException | undefined {
+  if ((exitCode !== 127 && exitCode !== 126) || !said.test(stderr)) return undefined;
   const code = exitCode === 127 ? "ENOENT" : "EACCES";
   const error: NodeJS.ErrnoException = new Error(`spawn ${command} ${code}`);
   error.code = code;
@@ -295,6 +313,25 @@ function isPipeClosed(error: unknown): boolean {
  * It never rejects: failures are described in the result so callers can map them to their own errors.
  */
 export function runProcess(command: string, args: readonly string[], options: RunProcessOptions = {}): Promise<ProcessResult> {
+  const file = options.stdinFile;
+  if (file === undefined) return spawnAndCollect(command, args, options, undefined);
+  return open(file, "r").then(
+    (handle) => spawnAndCollect(command, args, options, handle.fd).finally(() => handle.close()),
+    (error: NodeJS.ErrnoException): ProcessResult => ({
+      exitCode: null,
+      exitSignal: null,
+      spawnError: error,
+      aborted: false,
+      timedOut: false,
+      stdout: Buffer.alloc(0),
+      stdoutTruncated: false,
+      stderrTail: [],
+      memoryLimitBytes: 0,
+    }),
+  );
+}
+
+function spawnAndCollect(command: string, args: readonly string[], options: RunProcessOptions, stdinFd: number | undefined): Promise<ProcessResult> {
   return new Promise((resolve) => {
     const stderr = new LineTail(options.stderrLines ?? 40);
     const stdoutChunks: Buffer[] = [];
@@ -309,7 +346,12 @@ export function runProcess(command: string, args: readonly string[], options: Ru
     let killTimer: NodeJS.Timeout | undefined;
     let timeoutTimer: NodeJS.Timeout | undefined;
     const memoryLimitBytes = options.memoryLimitBytes ?? defaultMemoryLimit;
-    const launch = limitedCommand(command, args, memoryLimitBytes, options.env, options.cpuTimeoutSeconds);
+    const nice = options.nice ?? defaultNiceness;
+    // `nice -n` adds to this process's own niceness
+    const niceIncrement = options.niceFromStart === true ? Math.max(0, Math.min(nice, MAX_NICENESS) - getPriority()) : 0;
+    const viaNice = niceIncrement > 0;
+    const program = viaNice ? { command: "nice", args: ["-n", String(niceIncrement), command, ...args] } : { command, args };
+    const launch = limitedCommand(program.command, program.args, memoryLimitBytes, options.env, options.cpuTimeoutSeconds);
 
     const base = {
       get stdout() {
@@ -344,12 +386,12 @@ export function runProcess(command: string, args: readonly string[], options: Ru
     }
 
     const child = spawn(launch.command, launch.args, {
-      stdio: [options.stdin === undefined ? "ignore" : "pipe", "pipe", "pipe"],
+      stdio: [stdinFd ?? (options.stdin === undefined ? "ignore" : "pipe"), "pipe", "pipe"],
       env: options.env,
       cwd: options.cwd,
       windowsHide: true,
     });
-    lowerChildPriority(child, options.nice ?? defaultNiceness);
+    if (!viaNice) lowerChildPriority(child, nice);
 
     const stop = (): void => {
       if (child.exitCode !== null || child.signalCode !== null) return;
@@ -424,8 +466,12 @@ export function runProcess(command: string, args: readonly string[], options: Ru
       }
     }
     child.on("close", (exitCode, exitSignal) => {
-      // The limiting shell could not start the program (it vanished since it was found): a spawn error, as without the shell.
-      const spawnError = launch.limited ? limitedSpawnError(command, exitCode, stderr.peek()) : undefined;
+      // The limiting shell or `nice` could not start the program (the shell's: it vanished since it was
+      // found): a spawn error, as without them.
+      const said = stderr.peek();
+      const spawnError =
+        (launch.limited ? launchError(program.command, exitCode, said, LIMIT_EXEC_FAILED) : undefined) ??
+        (viaNice ? launchError(command, exitCode, said, NICE_EXEC_FAILED) : undefined);
       finish(spawnError === undefined ? { exitCode, exitSignal } : { exitCode: null, exitSignal: null, spawnError });
     });
   });

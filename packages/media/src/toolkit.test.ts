@@ -10,6 +10,7 @@ import { FfmpegFailedError, MediaCancelledError } from "./errors.ts";
 import { resolveFfmpeg } from "./resolve.ts";
 import { createMediaToolkit, type MediaToolkit } from "./toolkit.ts";
 import type { FfmpegProgress } from "./run.ts";
+import { buildBurnInArgs } from "./subtitles.ts";
 
 const exec = promisify(execFile);
 
@@ -252,7 +253,7 @@ describe("extractSpeechWav and probe", () => {
   });
 });
 
-describe("burnSubtitles", () => {
+describe("burning subtitles (buildBurnInArgs, as the subtitle service runs it)", () => {
   it("draws subtitles from a file whose name needs escaping", async () => {
     const black = join(dir, "black.mp4");
     await exec("ffmpeg", [
@@ -262,7 +263,9 @@ describe("burnSubtitles", () => {
     const srt = join(dir, "it's: a, [weird]; name.srt");
     await writeFile(srt, "1\n00:00:01,000 --> 00:00:02,000\nHELLO WORLD\n");
     const out = join(dir, "subbed.mp4");
-    await media.burnSubtitles({ video: black, subtitles: srt, outPath: out, style: { fontName: "DejaVu Sans", fontSize: 40, outline: 0 } });
+    await media.run(buildBurnInArgs({ video: black, subtitles: srt, output: out, style: { fontName: "DejaVu Sans", fontSize: 40, outline: 0 } }), {
+      what: "Drawing the subtitles onto the video",
+    });
     const info = await media.probe(out);
     expect(info).toMatchObject({ video: { codec: "h264", width: 320, height: 240 }, audio: { codec: "aac" } });
     const frameAt = async (seconds: number): Promise<number> => {
@@ -274,7 +277,6 @@ describe("burnSubtitles", () => {
     };
     expect(await frameAt(1.5)).toBeGreaterThan(200);
     expect(await frameAt(0.3)).toBeLessThan(60);
-    await noTempFiles();
     expect((await readFile(out)).length).toBeGreaterThan(1000);
   });
 });

@@ -4,7 +4,6 @@ import { join } from "node:path";
 import type { Logger } from "@voiceloc/log";
 import {
   AUDIO_CLIP_DEMUXERS,
-  buildBurnSubtitlesArgs,
   buildConcatAudioArgs,
   buildConvertAudioArgs,
   buildExtractSpeechWavArgs,
@@ -15,7 +14,6 @@ import {
   planTimeline,
   UNTRUSTED_MEDIA_DEMUXERS,
   type AudioFormat,
-  type BurnSubtitlesArgs,
   type ClipPlacement,
   type EncodeOptions,
 } from "./args.ts";
@@ -98,8 +96,6 @@ export interface MediaToolkit {
    * just past the limit and `overLimit` says the media is longer than it.
    */
   decodeAudio(request: { input: string; outPath: string; sampleRate?: number; maxSeconds?: number } & OperationOptions): Promise<DecodedAudio>;
-  /** MP4 with subtitles burnt into the picture (optionally with a replacement audio track). */
-  burnSubtitles(request: Omit<BurnSubtitlesArgs, "output"> & { outPath: string } & OperationOptions): Promise<string>;
   measureVolume(path: string, options?: { signal?: AbortSignal; demuxers?: readonly string[] }): Promise<VolumeStats>;
 }
 
@@ -272,20 +268,6 @@ export function createMediaToolkit(binaries: FfmpegBinaries, logger: Logger): Me
       const durationSeconds = await readEncodedAudioDuration(request.outPath, "wav");
       if (durationSeconds === undefined) throw new MediaError("FFMPEG_FAILED", "Decoding the audio failed: the decoded audio could not be measured.");
       return { path: request.outPath, durationSeconds, overLimit: max !== undefined && durationSeconds > max };
-    },
-    async burnSubtitles(request) {
-      const { outPath, signal, onProgress, ...spec } = request;
-      const info = onProgress ? await probeFile(spec.video, { signal }) : undefined;
-      if (info && !info.video) throw new MediaError("MEDIA_NO_VIDEO", "The file has no video track to draw subtitles on.");
-      await withTempOutput(outPath, (temp) =>
-        run(buildBurnSubtitlesArgs({ ...spec, output: temp }), {
-          signal,
-          onProgress,
-          expectedDurationSeconds: info?.durationSeconds,
-          what: "Drawing the subtitles onto the video",
-        }),
-      );
-      return outPath;
     },
     async measureVolume(path, options = {}) {
       const result = await run(buildVolumeDetectArgs(path, options.demuxers ?? UNTRUSTED_MEDIA_DEMUXERS), {

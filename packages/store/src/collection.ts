@@ -5,6 +5,8 @@
  * filters, sorts and indexes are strings, numbers, booleans or null.
  */
 
+import { CodedError } from "@voiceloc/errors";
+
 export type Scalar = string | number | boolean | null;
 
 /** A document as the embedded store keeps it: its id and its JSON text. */
@@ -111,13 +113,25 @@ export interface Store {
   close(): Promise<void>;
 }
 
-export class StoreError extends Error {
-  readonly code: string;
-  constructor(code: string, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = "StoreError";
-    this.code = code;
-  }
+/** Machine-readable reason carried by every error the store throws. */
+export type StoreErrorCode =
+  | "open_failed"
+  | "closed"
+  | "unavailable"
+  | "backend_error"
+  | "duplicate_key"
+  | "document_too_large"
+  | "invalid_argument"
+  | "invalid_collection"
+  | "invalid_document"
+  | "invalid_field"
+  | "invalid_filter"
+  | "invalid_index"
+  | "invalid_update";
+
+/** Base class of every error the store throws; `code` is stable, `message` is for humans. */
+export class StoreError extends CodedError<StoreErrorCode> {
+  override name = "StoreError";
 }
 
 export class DuplicateKeyError extends StoreError {

@@ -15,7 +15,7 @@ export type {
   Store,
   StoredText,
 } from "./collection.ts";
-export { DuplicateKeyError, StoreError } from "./collection.ts";
+export { DuplicateKeyError, StoreError, type StoreErrorCode } from "./collection.ts";
 export { EMBEDDED_DB_FILENAME, EXTERNAL_CHANGES_MS, openEmbeddedStore } from "./sqlite.ts";
 export type { EmbeddedCollection, EmbeddedStore, EmbeddedStoreOptions } from "./sqlite.ts";
 export { openMongoStore } from "./mongo.ts";

@@ -31,6 +31,16 @@ export interface TaskCheckpoints {
   putJson(name: string, value: unknown): Promise<void>;
 }
 
+/** The checkpoints as the runtime sees them during one delivery. */
+export interface DeliveryCheckpoints extends TaskCheckpoints {
+  /**
+   * Whether the task's checkpoints were removed under this delivery: it stored or found some, and none
+   * is left. Only a delivery that finished the task removes them (completed or failed for good), so this
+   * delivery was overtaken by another one, and what failed here is the missing files, not the task.
+   */
+  vanished(): Promise<boolean>;
+}
+
 export interface CheckpointsOptions {
   blobs: BlobStore;
   taskId: string;
@@ -43,23 +53,30 @@ export interface CheckpointsOptions {
   logger?: Logger;
 }
 
-export function createCheckpoints(options: CheckpointsOptions): TaskCheckpoints {
+export function createCheckpoints(options: CheckpointsOptions): DeliveryCheckpoints {
   const { blobs, taskId, localDir, signal, working } = options;
   const prefix = checkpointPrefix(taskId);
-  const checkpoints: TaskCheckpoints = {
-    has(name) {
-      return blobs.exists(checkpointKey(taskId, name));
+  /** This delivery stored or found a checkpoint. */
+  let seen = false;
+  const checkpoints: DeliveryCheckpoints = {
+    async has(name) {
+      const found = await blobs.exists(checkpointKey(taskId, name));
+      seen ||= found;
+      return found;
     },
     async put(name, source) {
       const key = checkpointKey(taskId, name);
       signal.throwIfAborted();
       await blobs.put(key, source);
+      seen = true;
       working();
     },
     async get(name) {
       const key = checkpointKey(taskId, name);
       try {
-        return await blobs.toLocalFile(key, join(localDir, "checkpoints"));
+        const path = await blobs.toLocalFile(key, join(localDir, "checkpoints"));
+        seen = true;
+        return path;
       } catch (error) {
         if (isBlobNotFoundError(error)) throw new CheckpointNotFoundError(name, { cause: error });
         throw error;
@@ -67,7 +84,16 @@ export function createCheckpoints(options: CheckpointsOptions): TaskCheckpoints 
     },
     async list() {
       const keys = await blobs.list(prefix);
+      seen ||= keys.length > 0;
       return keys.map((key) => key.slice(prefix.length));
+    },
+    async vanished() {
+      if (!seen) return false;
+      try {
+        return (await blobs.list(prefix)).length === 0;
+      } catch {
+        return false;
+      }
     },
     async readJson(name, schema) {
       let path: string;

@@ -1,3 +1,5 @@
+import { CodedError } from "@voiceloc/errors";
+
 export type WorkerErrorCode =
   | "task_input"
   | "task_retryable"
@@ -7,13 +9,8 @@ export type WorkerErrorCode =
   | "worker_stopped";
 
 /** Base class of every error this package throws; `code` is stable, `message` is for humans. */
-export class WorkerError extends Error {
-  readonly code: WorkerErrorCode;
-  constructor(code: WorkerErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = "WorkerError";
-    this.code = code;
-  }
+export class WorkerError extends CodedError<WorkerErrorCode> {
+  override name = "WorkerError";
 }
 
 /**

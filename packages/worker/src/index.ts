@@ -9,6 +9,14 @@ export {
   type TaskWorkerOptions,
   type TaskWorkName,
 } from "./worker.ts";
+export {
+  defineTaskService,
+  DEFAULT_STOP_GRACE_MS,
+  type TaskService,
+  type TaskServiceDefinition,
+  type TaskServiceSettings,
+} from "./service.ts";
+export { readTranslationCheckpoint, translateWithCheckpoint, TRANSLATION_CHECKPOINT, type SegmentTranslation } from "./translation.ts";
 export { cleanupCheckpoints, type TaskCheckpoints } from "./checkpoints.ts";
 export {
   CheckpointNotFoundError,

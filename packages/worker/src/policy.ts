@@ -109,8 +109,11 @@ const MEDIA: Record<MediaErrorCode, { input: FailureClass; work: FailureClass; i
   MEDIA_INVALID_REQUEST: { input: "bug", work: "bug" },
 };
 
-/** Fetch errors concern the user's reference whatever the scope; retryable ones are network trouble. */
-const FETCH: Record<FetchRefusedCode, FailureClass> = {
+/**
+ * Fetch errors concern the user's reference whatever the scope; retryable ones are network trouble.
+ * An upstream's answer (`by_status`) is classified by its HTTP status (`upstreamStatusClass`).
+ */
+const FETCH: Record<FetchRefusedCode, FailureClass | "by_status"> = {
   invalid_reference: "input",
   path_outside_media_root: "input",
   scheme_not_allowed: "input",
@@ -121,14 +124,23 @@ const FETCH: Record<FetchRefusedCode, FailureClass> = {
   timeout: "retryable",
   not_found: "input",
   not_a_file: "input",
-  http_status: "input",
+  http_status: "by_status",
   host_not_found: "retryable",
   connection_failed: "retryable",
   object_storage_not_configured: "input",
-  object_storage_error: "input",
+  object_storage_error: "by_status",
   io_error: "retryable",
   cancelled: "retryable",
 };
+
+/**
+ * What the server holding the user's file answered: an error of its own (5xx), a timeout (408) or a
+ * rate limit (429) may pass, so the task is retried; any other refusal (404, 403…) or no status at all
+ * is about the reference, and the task fails now.
+ */
+function upstreamStatusClass(status: number | undefined): FailureClass {
+  return status !== undefined && (status >= 500 || status === 408 || status === 429) ? "retryable" : "input";
+}
 
 const BLOB: Record<BlobErrorCode, FailureClass> = {
   blob_not_found: "retryable",
@@ -194,7 +206,10 @@ export function classifyFailure(error: unknown, scope: FailureScope = "work"): T
   if (error instanceof RetryableTaskError) return { class: "retryable", reason: error.message, retryAfterMs: error.retryAfterMs };
   if (error instanceof CheckpointNotFoundError) return failure("retryable", STORAGE_REASON);
   if (error instanceof WorkerError) return failure("bug", "");
-  if (error instanceof FetchRefusedError) return failure(FETCH[error.code], error.message);
+  if (error instanceof FetchRefusedError) {
+    const kind = FETCH[error.code];
+    return failure(kind === "by_status" ? upstreamStatusClass(error.status) : kind, error.message);
+  }
   if (error instanceof MediaError) {
     const row = MEDIA[error.code];
     const kind = row[scope];

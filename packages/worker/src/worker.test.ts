@@ -1,11 +1,14 @@
 import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
+import { join } from "node:path";
 import { LeaseExpiredError, createCatalogBus, type Bus, type DeadLetter } from "@voiceloc/bus";
 import { BUS_CATALOG, type AudioBookWork, type TaskEvent, type VoiceStreamWork } from "@voiceloc/contracts";
-import { silentLogger } from "@voiceloc/log";
+import { createLogger, silentLogger } from "@voiceloc/log";
+import { createMediaToolkit, resolveFfmpeg } from "@voiceloc/media";
 import { afterEach, describe, expect, it } from "vitest";
 import { TaskInputError, RetryableTaskError } from "./errors.ts";
+import { taskFailure } from "./policy.ts";
 import { SEQ_DELIVERY_SPAN, taskEventSeq } from "./seq.ts";
 import { checkpointKey, checkpointPrefix, resultKeyFor } from "./keys.ts";
 import { createTaskWorker, type TaskHandler, type TaskWorker, type TaskWorkerOptions } from "./worker.ts";
@@ -493,6 +496,61 @@ describe("createTaskWorker (in-process bus, fs blobs)", () => {
     expect(events.filter(terminal)).toHaveLength(1);
     expect(events.at(-1)).toMatchObject({ status: "completed", result_key: `results/subtitle/${id}.vtt` });
     expect(deliveryOf(events.at(-1)!)).toBe(2);
+  });
+
+  it("a redelivery whose task the overtaken delivery finished meanwhile ends quietly: no failed event, no \"file is damaged\"", async () => {
+    const h = await setup({ queue: { ackWaitMs: 1_000 } });
+    const media = createMediaToolkit(await resolveFfmpeg({ logger: silentLogger() }), silentLogger());
+    const lines: Array<Record<string, unknown>> = [];
+    const logger = createLogger({ level: "debug", destination: { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) } });
+    // The first delivery never learns that its lease ran out (as after a nats-server restart): no
+    // heartbeat reaches the server, which hands the task to a second delivery while the first goes on.
+    const unaware = new AbortController();
+    const proxy: Bus = {
+      ...h.bus,
+      consumeWork: (queue, schema, handler, options) =>
+        h.bus.consumeWork(queue, schema, (ctx) => handler(ctx.deliveryCount === 1 ? { ...ctx, signal: unaware.signal } : ctx), { ...options, heartbeat: false }),
+    };
+    const secondRead = deferred();
+    const firstDone = deferred();
+    const w = createTaskWorker({
+      bus: proxy,
+      blobs: h.blobs,
+      kind: "subtitle",
+      catalog: h.catalog,
+      logger,
+      concurrency: 2,
+      handle: async (_task, ctx) => {
+        if (ctx.deliveryCount === 1) {
+          await ctx.checkpoints.put("audio.wav", Buffer.from("RIFF"));
+          await secondRead.promise;
+          return ctx.resultKey("srt"); // completes the task and removes its checkpoints
+        }
+        const names = await ctx.checkpoints.list(); // the first delivery's audio, to resume from
+        secondRead.resolve();
+        await firstDone.promise;
+        const audio = join(ctx.workDir, names[0] ?? "audio.wav");
+        // Probing a file that is not there: ffprobe's "damaged or not a media file".
+        await media.probe(audio).catch((error: unknown) => {
+          throw taskFailure(error, { scope: "input" });
+        });
+        return ctx.resultKey("vtt");
+      },
+    });
+    cleanups.push(() => w.stop({ graceMs: 5_000 }));
+    await w.start();
+    const id = randomUUID();
+    await h.publish({ task_id: id });
+    await waitFor(() => h.eventsOf(id).some(terminal), "the first delivery to complete the task");
+    firstDone.resolve();
+    await waitFor(() => lines.some((l) => l.deliveryCount === 2 && /without a verdict|task failed|attempt failed/.test(String(l.msg))), "the second delivery to end");
+    await w.stop();
+
+    expect(h.eventsOf(id).filter(terminal).map((e) => [e.status, deliveryOf(e)])).toEqual([["completed", 1]]);
+    const second = lines.filter((l) => l.taskId === id && l.deliveryCount === 2);
+    expect(second.filter((l) => l.level === "warn" || l.level === "error")).toEqual([]);
+    expect(JSON.stringify(second.filter((l) => l.level !== "debug"))).not.toMatch(/damaged/);
+    expect(second).toContainEqual(expect.objectContaining({ level: "info", msg: expect.stringMatching(/another delivery finished this task/) }));
   });
 
   it("consumes the catalogue's queue of its kind with that queue's payload type, and publishes the task events of the catalogue", async () => {

@@ -19,7 +19,7 @@ import {
 import type { BlobStore } from "@voiceloc/blobs";
 import type { TaskEvent, TaskKind } from "@voiceloc/contracts";
 import { withLogContext, type Logger } from "@voiceloc/log";
-import { cleanupCheckpoints, createCheckpoints, type TaskCheckpoints } from "./checkpoints.ts";
+import { cleanupCheckpoints, createCheckpoints, type DeliveryCheckpoints, type TaskCheckpoints } from "./checkpoints.ts";
 import { InvalidWorkerArgumentError, TaskInputError, WorkerStoppedError, errorMessage } from "./errors.ts";
 import { DeliveryEvents } from "./events.ts";
 import { isValidTaskId, resultKeyFor } from "./keys.ts";
@@ -142,6 +142,7 @@ type Verdict =
   | { kind: "input_error"; error: unknown; reason: string }
   | { kind: "error"; error: unknown; reason: string; retryAfterMs: number | undefined; bug: boolean }
   | { kind: "lease_lost"; reason: unknown }
+  | { kind: "overtaken"; error: unknown }
   | { kind: "stopping"; error: unknown };
 
 const KIND_LABELS: Record<TaskKind, string> = {
@@ -202,6 +203,8 @@ function classify(error: unknown, signal: AbortSignal): Verdict {
  * - a retryable failure or a bug → retry after the queue's back-off; on the last delivery a `failed`
  *   event ("… could not be completed after N attempts: <reason>"), checkpoints deleted, ack;
  * - lease lost → nothing more is published (the redelivery owns the task);
+ * - overtaken (a failure after the task's checkpoints were removed under this delivery: another delivery
+ *   finished the task) → nothing more is published, ack, an info line (the failure was the missing files);
  * - aborted by stop() → retried promptly (on the last delivery the bus dead-letters it).
  *
  * If the terminal event cannot be published, the delivery is retried (on the last one the bus
@@ -292,6 +295,13 @@ export function createTaskWorker<const C extends TaskCatalog, K extends TaskWork
         // The bus ignores the outcome of a delivery whose lease expired.
         return outcome.retry(0, "lease lost");
       }
+      case "overtaken": {
+        await events.abandon();
+        // What failed was the files the other delivery removed, not the task: nothing to warn about, nothing to publish.
+        dlog.info("another delivery finished this task while this one ran; this delivery ends without a verdict");
+        dlog.debug({ err: verdict.error }, "what failed once the other delivery had removed the task's checkpoints");
+        return outcome.ack();
+      }
       case "stopping": {
         await events.abandon();
         dlog.warn({ err: verdict.error }, "task aborted by shutdown; it will be redelivered");
@@ -326,12 +336,13 @@ export function createTaskWorker<const C extends TaskCatalog, K extends TaskWork
     const telemetry = startTaskTelemetry({ kind, taskId, deliveryCount: work.deliveryCount, headers: work.headers });
     const events = new DeliveryEvents({ publish: (event) => taskEvents.publishEvent("task", event), kind, taskId, deliveryCount: work.deliveryCount, signal: work.signal, logger: dlog, intervalMs });
     let workDir: string | undefined;
+    let checkpoints: DeliveryCheckpoints | undefined;
     try {
       let verdict: Verdict;
       try {
         workDir = await mkdtemp(join(workRoot, `voiceloc-${kind}-`));
         const dir = workDir;
-        const checkpoints = createCheckpoints({ blobs, taskId, localDir: dir, signal: work.signal, working: () => work.working(), logger: dlog });
+        checkpoints = createCheckpoints({ blobs, taskId, localDir: dir, signal: work.signal, working: () => work.working(), logger: dlog });
         const initial = await resumedProgress(work.data, { taskId, deliveryCount: work.deliveryCount, checkpoints, logger: dlog, signal: work.signal });
         await events.start(initial);
         dlog.debug({ lastAttempt: work.lastAttempt, initialProgress: initial }, "task delivery started");
@@ -361,8 +372,10 @@ export function createTaskWorker<const C extends TaskCatalog, K extends TaskWork
         verdict = classify(error, work.signal);
       }
       if (abortCode(work.signal) === "lease_expired") verdict = { kind: "lease_lost", reason: work.signal.reason };
+      // A redelivery whose task another delivery finished meanwhile (its checkpoints are gone) failed for that alone.
+      if ((verdict.kind === "input_error" || verdict.kind === "error") && (await checkpoints?.vanished())) verdict = { kind: "overtaken", error: verdict.error };
       const settled = await settle(verdict, work, events, taskId, dlog);
-      telemetry.end(settled.kind === "retry" ? "retried" : settled.kind === "ack" && verdict.kind === "completed" ? "completed" : "failed");
+      telemetry.end(settled.kind === "retry" || verdict.kind === "overtaken" ? "retried" : settled.kind === "ack" && verdict.kind === "completed" ? "completed" : "failed");
       return settled;
     } finally {
       telemetry.end("retried"); // settling threw: the bus hands the message back

@@ -1,13 +1,13 @@
+export { createAudioBookService, type AudioBookService, type AudioBookServiceOptions } from "./service.ts";
 export {
   AUDIO_BOOK_MP3,
   audioBookResumedProgress,
   chunkCheckpoint,
-  createAudioBookService,
+  createAudioBookHandler,
   type AudioBookFetchOptions,
-  type AudioBookService,
-  type AudioBookServiceOptions,
+  type AudioBookPipelineOptions,
   type ChunkDoneInfo,
-} from "./service.ts";
+} from "./pipeline.ts";
 export { BookTextError, chunkText, decodeText, hasWords, normaliseText, speakableText } from "./text.ts";
 export { joinMp3Chunks, type JoinedMp3 } from "./join.ts";
 export { ChunkQueue, runLanes, splitByWeight, type LaneOptions, type SpokenChunk } from "./lanes.ts";

@@ -182,6 +182,271 @@ const MP3_READ_BYTES = 256 * 1024;
 
 const sameFormat = (a: PcmFormat, b: PcmFormat) => a.sampleFormat === b.sampleFormat && a.sampleRate === b.sampleRate && a.channels === b.channels;
 
+/** What the lanes of one book share. */
+interface Lanes {
+  queue: ChunkQueue;
+  options: LaneOptions;
+  /** Aborted by the first failure of any lane, or by the caller's signal. */
+  signal: AbortSignal;
+  /** Per lane, the chunk its encoder run speaks ahead and has not begun feeding. */
+  prefetched: Map<number, Prefetched>;
+  /** Speaks chunk `index` and reads its WAV (removed again when that fails). */
+  speak(index: number): Promise<SpokenChunk>;
+}
+
+/**
+ * The MP3 file of one encoder run, read back as it grows into the frame cutter's own buffer (no pipe
+ * of Node's between them: each piece read from a pipe is a new buffer, ~80 MB of them per 100,000
+ * characters, which kept the collector running), each fully encoded chunk's frames handed to `store`
+ * in order, one at a time.
+ */
+class RunOutput {
+  /** Chunks fed whole, with the output sample their audio ends at, oldest first. */
+  private readonly ends: Array<{ index: number; endSample: number }> = [];
+  private readonly cutter = new Mp3FrameCutter();
+  /** Buffers for chunks' MP3, each reused once its chunk is stored (a book's MP3 is not a stream of new buffers). */
+  private readonly spare: Buffer[] = [];
+  private file: FileHandle | undefined;
+  private bytesRead = 0;
+  private draining: Promise<void> = Promise.resolve();
+  private storing: Promise<void> = Promise.resolve();
+  drainFailure: { error: unknown } | undefined;
+  storeFailure: { error: unknown } | undefined;
+
+  constructor(
+    readonly path: string,
+    private readonly store: LaneOptions["store"],
+    /** Stops the run (its encoder) after a read or store failed. */
+    private readonly stop: (error: unknown) => void,
+  ) {}
+
+  /** Chunk `index` was fed whole; its audio ends at output sample `endSample`. */
+  fed(index: number, endSample: number): void {
+    this.ends.push({ index, endSample });
+  }
+
+  /** Reads what the encoder has written since the last look and hands finished chunks their frames. */
+  drain(): Promise<void> {
+    this.draining = this.draining.then(() => this.drainOnce());
+    return this.draining;
+  }
+
+  /** Once the encoder exited: reads the rest and hands the last chunk every frame left. */
+  async finish(): Promise<void> {
+    await this.drain();
+    if (this.drainFailure !== undefined) throw this.drainFailure.error;
+    if (this.file === undefined) throw new Error("The MP3 encoder wrote no file.");
+    if (this.cutter.leftover !== 0) throw new Error("The MP3 encoder stopped in the middle of a frame.");
+    this.emitReady(true);
+  }
+
+  /** Waits for the reads and stores under way (after a failure). */
+  async settle(): Promise<void> {
+    await this.draining;
+    await this.storing;
+  }
+
+  /** Waits for every chunk's store; throws the first store failure. */
+  async stored(): Promise<void> {
+    await this.storing;
+    if (this.storeFailure !== undefined) throw this.storeFailure.error;
+  }
+
+  /** Closes and removes the run's file. */
+  async close(): Promise<void> {
+    await this.draining;
+    await this.file?.close().catch(() => undefined);
+    await rm(this.path, { force: true });
+  }
+
+  private async drainOnce(): Promise<void> {
+    if (this.drainFailure !== undefined) return;
+    try {
+      if (this.file === undefined) {
+        try {
+          this.file = await open(this.path, "r");
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code === "ENOENT") return; // not created by the encoder yet
+          throw error;
+        }
+      }
+      for (;;) {
+        const space = this.cutter.space(MP3_READ_BYTES);
+        const { bytesRead } = await this.file.read(space, 0, space.length, this.bytesRead);
+        if (bytesRead === 0) break;
+        this.bytesRead += bytesRead;
+        this.cutter.commit(bytesRead);
+      }
+      this.emitReady(false);
+    } catch (error) {
+      this.drainFailure = { error };
+      this.stop(error);
+    }
+  }
+
+  /** Hands each fully encoded chunk its frames: those whose first sample lies before the chunk's end. */
+  private emitReady(final: boolean): void {
+    const spf = this.cutter.header?.samplesPerFrame ?? 1152;
+    const framesSeen = this.cutter.framesSeen;
+    while (this.ends.length > 0) {
+      const { index, endSample } = this.ends[0]!;
+      const last = final && this.ends.length === 1;
+      const endFrame = last ? framesSeen : Math.ceil(endSample / spf);
+      if (!final && framesSeen < endFrame) return;
+      this.emit(index, Math.max(0, Math.min(endFrame, framesSeen) - this.cutter.framesTaken));
+      this.ends.shift();
+    }
+  }
+
+  private emit(index: number, count: number): void {
+    const cutter = this.cutter;
+    const bytes = cutter.bytesOf(count);
+    let buffer = this.spare.pop();
+    if (buffer === undefined || buffer.length < bytes) buffer = Buffer.allocUnsafe(Math.max(bytes, 2 * 1024 * 1024));
+    const held = buffer;
+    const frames = { count: Math.min(count, cutter.framesSeen - cutter.framesTaken), header: cutter.header };
+    const mp3 = cutter.take(count, held);
+    this.storing = this.storing.then(async () => {
+      if (this.storeFailure !== undefined) return;
+      try {
+        await this.store(index, mp3, frames);
+        this.spare.push(held);
+      } catch (error) {
+        this.storeFailure = { error };
+        this.stop(error);
+      }
+    });
+  }
+}
+
+/**
+ * Feeds a run's samples to its encoder through one reused buffer (no allocation per piece: a book's
+ * samples pass through this process without churning its memory): `first`, then the lane's next chunk
+ * in book order, spoken while the encoder works on the one before, and so on. Resolves to a chunk spoken
+ * in another format than the run's (another voice or engine answered): it starts a new run.
+ */
+async function feedRun(
+  lanes: Lanes,
+  lane: number,
+  first: SpokenChunk,
+  outRate: number,
+  output: RunOutput,
+  stdin: Parameters<StdinFeeder["feed"]>[0],
+): Promise<SpokenChunk | undefined> {
+  const { queue, prefetched } = lanes;
+  const input = first.format;
+  const blockAlign = (input.channels * Number(input.sampleFormat.replace(/\D/g, ""))) / 8;
+  let fedSamples = 0;
+  const buffer = Buffer.allocUnsafe(FEED_BYTES);
+  await writeAll(stdin, wavStreamHeader(input));
+  let current: SpokenChunk | undefined = first;
+  while (current !== undefined) {
+    const nextIndex = queue.nextAfter(lane, current.index);
+    // The engine speaks the next chunk while the encoder works on this one. Until this run begins
+    // feeding it, a lane with nothing left to do may take it over (see `runLane`).
+    const next = nextIndex === undefined ? undefined : lanes.speak(nextIndex);
+    next?.catch(() => undefined);
+    const ticket: Prefetched | undefined =
+      next === undefined || nextIndex === undefined ? undefined : { index: nextIndex, spoken: next, taken: false, left: 1, before: queue.weightOf(current.index) };
+    if (ticket !== undefined) prefetched.set(lane, ticket);
+    const file = await open(current.path, "r");
+    try {
+      let position = current.dataOffset;
+      const end = current.dataOffset + current.dataBytes;
+      while (position < end) {
+        const { bytesRead } = await file.read(buffer, 0, Math.min(buffer.length, end - position), position);
+        if (bytesRead === 0) break;
+        await writeAll(stdin, buffer.subarray(0, bytesRead));
+        position += bytesRead;
+        if (ticket !== undefined) ticket.left = (end - position) / Math.max(1, current.dataBytes);
+        void output.drain();
+      }
+    } finally {
+      await file.close();
+      await rm(current.path, { force: true });
+    }
+    fedSamples += current.dataBytes / blockAlign;
+    output.fed(current.index, Math.round((fedSamples * outRate) / input.sampleRate));
+    if (ticket !== undefined && prefetched.get(lane) === ticket) prefetched.delete(lane);
+    if (next === undefined || ticket?.taken === true) return undefined; // the next chunk went to an idle lane: this run ends here
+    const spoken = await next;
+    if (!sameFormat(spoken.format, input)) return spoken; // another voice or engine answered in another format
+    current = spoken;
+  }
+  return undefined;
+}
+
+/**
+ * Encodes the run of `lane` that starts with `first` (one encoder for the run); resolves to a chunk
+ * spoken for a next run (another format), if any.
+ */
+async function encodeRun(lanes: Lanes, lane: number, first: SpokenChunk): Promise<SpokenChunk | undefined> {
+  const { options, signal } = lanes;
+  const outRate = await options.sampleRate(first);
+  const run = new AbortController();
+  const onAbort = () => run.abort(signal.reason);
+  signal.addEventListener("abort", onAbort, { once: true });
+  // The encoder writes the run's MP3 to a file, read back as it grows (RunOutput).
+  const output = new RunOutput(`${options.wavPath(first.index)}.run.mp3`, options.store, (error) => run.abort(error));
+  await rm(output.path, { force: true });
+  let carry: SpokenChunk | undefined;
+  const feeder: StdinFeeder = {
+    async feed(stdin) {
+      carry = await feedRun(lanes, lane, first, outRate, output, stdin);
+    },
+  };
+  try {
+    await options.media.run(buildWavStreamToMp3StreamArgs({ encode: { ...options.encode, sampleRate: outRate, channels: 1 }, output: output.path }), {
+      signal: run.signal,
+      what: "Encoding the speech",
+      stdin: feeder,
+    });
+    await output.finish();
+  } catch (error) {
+    await output.settle();
+    if (carry !== undefined) await rm(carry.path, { force: true });
+    throw output.storeFailure?.error ?? output.drainFailure?.error ?? error;
+  } finally {
+    signal.removeEventListener("abort", onAbort);
+    await output.close();
+  }
+  await output.stored();
+  return carry;
+}
+
+/**
+ * One lane: starts runs with its own chunks, then with chunks taken from the fullest lane, then with
+ * the chunk another lane is speaking ahead of its encoder, until nothing is left worth taking.
+ */
+async function runLane(lanes: Lanes, id: number, failed: () => boolean): Promise<void> {
+  const { queue, prefetched, options, signal } = lanes;
+  let carry: SpokenChunk | undefined;
+  while (!failed() && !signal.aborted) {
+    let first = carry;
+    carry = undefined;
+    if (first === undefined) {
+      const index = queue.take(id);
+      if (index !== undefined) first = await lanes.speak(index);
+      else {
+        // Nothing left to start: take over the chunk another lane is speaking ahead of its encoder
+        // (the book's last chunks end on both cores at once instead of one after the other).
+        // Only while the other lane's encoder has at least half of its current chunk left, and more
+        // than a new encoder costs to start: nearer its end, a new encoder for the taken chunk would
+        // finish after that lane would have.
+        const other = [...prefetched.entries()].find(
+          ([owner, ticket]) => owner !== id && ticket.left >= 0.5 && ticket.left * ticket.before > (options.encoderStartWeight ?? 0),
+        );
+        if (other === undefined) return;
+        const [owner, ticket] = other;
+        prefetched.delete(owner);
+        ticket.taken = true;
+        first = await ticket.spoken;
+      }
+    }
+    carry = await encodeRun(lanes, id, first);
+  }
+}
+
 /**
  * Runs `lanes` lanes over `queue` until every chunk is spoken, encoded and stored. The first failure
  * aborts the other lanes (their engines and encoders are stopped) and is thrown once all have ended.
@@ -193,214 +458,27 @@ export async function runLanes(queue: ChunkQueue, lanes: number, options: LaneOp
   else options.signal.addEventListener("abort", onParentAbort, { once: true });
   const signal = controller.signal;
   let failure: { error: unknown } | undefined;
-  /** Per lane, the chunk its encoder run speaks ahead and has not begun feeding. */
-  const prefetched = new Map<number, Prefetched>();
-
-  const speak = async (index: number): Promise<SpokenChunk> => {
-    const path = options.wavPath(index);
-    try {
-      await options.speak(index, path, signal);
-      return await readSpoken(options.media, index, path, signal);
-    } catch (error) {
-      await rm(path, { force: true });
-      throw error;
-    }
-  };
-
-  /** Encodes the run that starts with `first`; returns a chunk spoken for a next run (another format), if any. */
-  const encodeRun = async (lane: number, first: SpokenChunk): Promise<SpokenChunk | undefined> => {
-    const outRate = await options.sampleRate(first);
-    const input = first.format;
-    const blockAlign = (input.channels * Number(input.sampleFormat.replace(/\D/g, ""))) / 8;
-    let carry: SpokenChunk | undefined;
-    /** Chunks fed whole, with the output sample their audio ends at, oldest first. */
-    const ends: Array<{ index: number; endSample: number }> = [];
-    let fedSamples = 0;
-    const cutter = new Mp3FrameCutter();
-    let storing: Promise<void> = Promise.resolve();
-    let storeFailure: { error: unknown } | undefined;
-    const run = new AbortController();
-    const onAbort = () => run.abort(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
-    // The encoder writes the run's MP3 to a file, read back into the cutter's own buffer as it grows:
-    // no pipe of Node's between them (each piece read from a pipe is a new buffer: ~80 MB of them per
-    // 100,000 characters, which kept the collector running).
-    const mp3Path = `${options.wavPath(first.index)}.run.mp3`;
-    await rm(mp3Path, { force: true });
-    let mp3File: FileHandle | undefined;
-    let mp3Read = 0;
-    let draining: Promise<void> = Promise.resolve();
-    let drainFailure: { error: unknown } | undefined;
-
-    /** Buffers for chunks' MP3, each reused once its chunk is stored (a book's MP3 is not a stream of new buffers). */
-    const spare: Buffer[] = [];
-    const emit = (index: number, count: number) => {
-      const bytes = cutter.bytesOf(count);
-      let buffer = spare.pop();
-      if (buffer === undefined || buffer.length < bytes) buffer = Buffer.allocUnsafe(Math.max(bytes, 2 * 1024 * 1024));
-      const held = buffer;
-      const frames = { count: Math.min(count, cutter.framesSeen - cutter.framesTaken), header: cutter.header };
-      const mp3 = cutter.take(count, held);
-      storing = storing.then(async () => {
-        if (storeFailure !== undefined) return;
-        try {
-          await options.store(index, mp3, frames);
-          spare.push(held);
-        } catch (error) {
-          storeFailure = { error };
-          run.abort(error);
-        }
-      });
-    };
-    /** Hands each fully encoded chunk its frames: those whose first sample lies before the chunk's end. */
-    const emitReady = (final: boolean) => {
-      const spf = cutter.header?.samplesPerFrame ?? 1152;
-      const framesSeen = cutter.framesSeen;
-      while (ends.length > 0) {
-        const { index, endSample } = ends[0]!;
-        const last = final && ends.length === 1;
-        const endFrame = last ? framesSeen : Math.ceil(endSample / spf);
-        if (!final && framesSeen < endFrame) return;
-        emit(index, Math.max(0, Math.min(endFrame, framesSeen) - cutter.framesTaken));
-        ends.shift();
-      }
-    };
-
-    /** Reads what the encoder has written since the last look and hands finished chunks their frames. */
-    const drainOnce = async (): Promise<void> => {
-      if (drainFailure !== undefined) return;
+  const shared: Lanes = {
+    queue,
+    options,
+    signal,
+    prefetched: new Map(),
+    async speak(index) {
+      const path = options.wavPath(index);
       try {
-        if (mp3File === undefined) {
-          try {
-            mp3File = await open(mp3Path, "r");
-          } catch (error) {
-            if ((error as NodeJS.ErrnoException).code === "ENOENT") return; // not created by the encoder yet
-            throw error;
-          }
-        }
-        for (;;) {
-          const space = cutter.space(MP3_READ_BYTES);
-          const { bytesRead } = await mp3File.read(space, 0, space.length, mp3Read);
-          if (bytesRead === 0) break;
-          mp3Read += bytesRead;
-          cutter.commit(bytesRead);
-        }
-        emitReady(false);
+        await options.speak(index, path, signal);
+        return await readSpoken(options.media, index, path, signal);
       } catch (error) {
-        drainFailure = { error };
-        run.abort(error);
+        await rm(path, { force: true });
+        throw error;
       }
-    };
-    const drain = (): Promise<void> => (draining = draining.then(drainOnce));
-
-    /**
-     * Feeds the run's samples to the encoder through one reused buffer (no allocation per piece: a
-     * book's samples pass through this process without churning its memory).
-     */
-    const feeder: StdinFeeder = {
-      async feed(stdin) {
-        const buffer = Buffer.allocUnsafe(FEED_BYTES);
-        await writeAll(stdin, wavStreamHeader(input));
-        let current: SpokenChunk | undefined = first;
-        while (current !== undefined) {
-          const nextIndex = queue.nextAfter(lane, current.index);
-          // The engine speaks the next chunk while the encoder works on this one. Until this run begins
-          // feeding it, a lane with nothing left to do may take it over (see `lane`).
-          const next = nextIndex === undefined ? undefined : speak(nextIndex);
-          next?.catch(() => undefined);
-          const ticket: Prefetched | undefined =
-            next === undefined || nextIndex === undefined ? undefined : { index: nextIndex, spoken: next, taken: false, left: 1, before: queue.weightOf(current.index) };
-          if (ticket !== undefined) prefetched.set(lane, ticket);
-          const file = await open(current.path, "r");
-          try {
-            let position = current.dataOffset;
-            const end = current.dataOffset + current.dataBytes;
-            while (position < end) {
-              const { bytesRead } = await file.read(buffer, 0, Math.min(buffer.length, end - position), position);
-              if (bytesRead === 0) break;
-              await writeAll(stdin, buffer.subarray(0, bytesRead));
-              position += bytesRead;
-              if (ticket !== undefined) ticket.left = (end - position) / Math.max(1, current.dataBytes);
-              void drain();
-            }
-          } finally {
-            await file.close();
-            await rm(current.path, { force: true });
-          }
-          fedSamples += current.dataBytes / blockAlign;
-          ends.push({ index: current.index, endSample: Math.round((fedSamples * outRate) / input.sampleRate) });
-          if (ticket !== undefined && prefetched.get(lane) === ticket) prefetched.delete(lane);
-          if (next === undefined || ticket?.taken === true) return; // the next chunk went to an idle lane: this run ends here
-          const spoken = await next;
-          if (!sameFormat(spoken.format, input)) {
-            carry = spoken; // another voice or engine answered in another format: it starts a new run
-            return;
-          }
-          current = spoken;
-        }
-      },
-    };
-
-    try {
-      await options.media.run(buildWavStreamToMp3StreamArgs({ encode: { ...options.encode, sampleRate: outRate, channels: 1 }, output: mp3Path }), {
-        signal: run.signal,
-        what: "Encoding the speech",
-        stdin: feeder,
-      });
-      await drain();
-      if (drainFailure !== undefined) throw drainFailure.error;
-      if (mp3File === undefined) throw new Error("The MP3 encoder wrote no file.");
-      if (cutter.leftover !== 0) throw new Error("The MP3 encoder stopped in the middle of a frame.");
-      emitReady(true);
-    } catch (error) {
-      await draining;
-      await storing;
-      if (carry !== undefined) await rm(carry.path, { force: true });
-      throw storeFailure?.error ?? drainFailure?.error ?? error;
-    } finally {
-      signal.removeEventListener("abort", onAbort);
-      await draining;
-      await mp3File?.close().catch(() => undefined);
-      await rm(mp3Path, { force: true });
-    }
-    await storing;
-    if (storeFailure !== undefined) throw storeFailure.error;
-    return carry;
+    },
   };
-
-  const lane = async (id: number): Promise<void> => {
-    let carry: SpokenChunk | undefined;
-    while (failure === undefined && !signal.aborted) {
-      let first = carry;
-      carry = undefined;
-      if (first === undefined) {
-        const index = queue.take(id);
-        if (index !== undefined) first = await speak(index);
-        else {
-          // Nothing left to start: take over the chunk another lane is speaking ahead of its encoder
-          // (the book's last chunks end on both cores at once instead of one after the other).
-          // Only while the other lane's encoder has at least half of its current chunk left, and more
-          // than a new encoder costs to start: nearer its end, a new encoder for the taken chunk would
-          // finish after that lane would have.
-          const other = [...prefetched.entries()].find(
-            ([owner, ticket]) => owner !== id && ticket.left >= 0.5 && ticket.left * ticket.before > (options.encoderStartWeight ?? 0),
-          );
-          if (other === undefined) return;
-          const [owner, ticket] = other;
-          prefetched.delete(owner);
-          ticket.taken = true;
-          first = await ticket.spoken;
-        }
-      }
-      carry = await encodeRun(id, first);
-    }
-  };
-
   try {
     await Promise.all(
       Array.from({ length: Math.max(1, lanes) }, async (_, id) => {
         try {
-          await lane(id);
+          await runLane(shared, id, () => failure !== undefined);
         } catch (error) {
           failure ??= { error };
           controller.abort(error);

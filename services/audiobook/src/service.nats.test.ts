@@ -1,6 +1,7 @@
 import { createNatsBus } from "@voiceloc/bus";
 import { silentLogger } from "@voiceloc/log";
 import { startNatsServer, type NatsServerHandle } from "@voiceloc/testing";
+import { FILE_NOT_AVAILABLE } from "@voiceloc/fetch";
 import { checkpointPrefix } from "@voiceloc/worker";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createBookHarness, createEngineStack, decodeErrors, isTerminal, type EngineStack } from "./testing/harness.ts";
@@ -36,6 +37,12 @@ describe("audio book service over nats-server", () => {
       expect(seconds * 1000 / SHORT_ENGLISH.length).toBeGreaterThan(40);
       expect(seconds * 1000 / SHORT_ENGLISH.length).toBeLessThan(100);
       expect(await h.blobs.list(checkpointPrefix(id))).toEqual([]);
+
+      // started again after a stop, it takes the next book
+      await service.stop();
+      await service.start();
+      const next = await h.publish({ file: "nowhere/missing.txt" });
+      expect(await h.waitForEnd(next, 30_000)).toMatchObject({ status: "failed", error: FILE_NOT_AVAILABLE });
     } finally {
       await h.cleanup();
     }

@@ -9,7 +9,8 @@ import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { chunkText, cutTextWithin, normaliseText, speakableText } from "./text.ts";
 import { createBookHarness, createEngineStack, decodeErrors, isTerminal, waitFor, type BookHarness, type EngineStack } from "./testing/harness.ts";
 import { ENGLISH_BOOK, SHORT_ENGLISH, SHORT_SPANISH } from "./testing/texts.ts";
-import { AUDIO_BOOK_MP3, type AudioBookService } from "./service.ts";
+import { AUDIO_BOOK_MP3 } from "./pipeline.ts";
+import type { AudioBookService } from "./service.ts";
 
 let stack: EngineStack;
 beforeAll(async () => {

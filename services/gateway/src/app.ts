@@ -1,113 +1,31 @@
-import { OpenAPIHono } from "@hono/zod-openapi";
 import { HTTPException } from "hono/http-exception";
 import type { Context } from "hono";
-import { toValidationDetail } from "@voiceloc/contracts";
 import { requestLineWriter, withLogContext, type Logger } from "@voiceloc/log";
-import type { Store } from "@voiceloc/store";
-import type { Authenticator } from "./auth/authenticator.ts";
 import { METHODS_WITH_BODY, parseJson, limitBody } from "./http/body.ts";
-import { applyHeaderFields, headerFields, requestHeader, requestIdOf, respond, respondText } from "./http/respond.ts";
+import { applyHeaderFields, headerFields, principalFields, requestHeader, requestIdOf, respond, respondText } from "./http/respond.ts";
 import { CLIENT_CLOSED_REQUEST, clientClosedRequest } from "./http/client-closed.ts";
 import { requestLog, type GatewayApp, type GatewayEnv } from "./http/context.ts";
-import { HttpProblem, TooManyRequestsError, ValueError422 } from "./http/errors.ts";
+import { HttpProblem, ValueError422 } from "./http/errors.ts";
 import { boundedItems } from "./http/limits.ts";
-import type { IdempotencyStore } from "./http/idempotency.ts";
-import type { AudioBookDoc, SubtitleDoc, TaskDispatcher, UrlSigner, VoiceStreamDoc } from "./records/kinds.ts";
-import type { TaskRepository } from "./records/repository.ts";
-import { registerAudioBooks } from "./routes/audio-books.ts";
-import { registerVoiceStreams } from "./routes/voice-streams.ts";
-import { registerSubtitles } from "./routes/subtitles.ts";
-import { registerSpeech, type Synthesizer } from "./routes/speech.ts";
-import { registerVoices } from "./routes/voices.ts";
-import { registerFiles } from "./routes/files.ts";
-import { isUploadBodyPath, registerUploads, type UploadDeps } from "./routes/uploads.ts";
-import type { VoiceCatalog } from "./mesh/synthesizer.ts";
-import type { CapabilitySource } from "./mesh/capabilities.ts";
-import { registerCapabilities } from "./routes/capabilities.ts";
-import { registerEvents } from "./routes/events.ts";
-import type { RecordEvents } from "./http/sse.ts";
-import type { BlobStore, SigningSecrets } from "@voiceloc/blobs";
-import { DEFAULT_API_CONTACT_NAME, DEFAULT_API_LICENSE, type ApiInfo } from "@voiceloc/config";
-import { API_DESCRIPTION } from "./openapi-description.ts";
-import { registerDocs } from "./http/docs.ts";
-import { meterRequest, type RateLimiter } from "./http/rate-limit.ts";
+import { KIND_LIST } from "./records/kinds.ts";
+import { recordRoutes } from "./records/routes.ts";
+import { fileRoutes } from "./records/files.ts";
+import { eventRoutes } from "./records/events.ts";
+import { speechRoutes } from "./speech/routes.ts";
+import { isUploadBodyPath, uploadRoutes } from "./uploads/routes.ts";
+import { DEFAULT_API_CONTACT_NAME, DEFAULT_API_LICENSE } from "@voiceloc/config";
+import { createRouter } from "./http/router.ts";
+import { API_DESCRIPTION } from "./operations/openapi-description.ts";
+import { docsRoutes } from "./operations/docs.ts";
+import { healthRoutes } from "./operations/health.ts";
+import { meterRequest } from "./http/rate-limit.ts";
 import { httpMetrics, metricsHandler } from "@voiceloc/telemetry";
-import { registerDashboard, type DashboardDeps } from "./dashboard/routes.ts";
-
-export interface SandboxLimits {
-  maxBookCharacters: number;
-  maxMediaSeconds: number;
-  maxSpeechCharacters: number;
-  maxTasksInFlight: number;
-}
-import { WEBHOOKS_TAG, registerWebhooks, type WebhookRouteDeps } from "./webhooks/routes.ts";
-
-export interface GatewayDeps {
-  logger: Logger;
-  store: Store;
-  authenticator: Authenticator;
-  idempotency: IdempotencyStore;
-  audioBooks: TaskRepository<AudioBookDoc>;
-  voiceStreams: TaskRepository<VoiceStreamDoc>;
-  subtitles: TaskRepository<SubtitleDoc>;
-  signer: UrlSigner;
-  dispatcher: TaskDispatcher;
-  /** Live progress streams (`…/events`): this process's fan-out of record changes. */
-  events: RecordEvents;
-  synthesizer?: Synthesizer | undefined;
-  voiceCatalog?: VoiceCatalog | undefined;
-  /** The engines' capability table (from the workers), for GET /v1/capabilities and 422s at creation. */
-  capabilities?: CapabilitySource | undefined;
-  /** Blob store and secret for signed downloads (`/v1/files/…`). */
-  files?: { blobs: BlobStore; secret: SigningSecrets } | undefined;
-  /** Checks of other parts (bus, workers) for /readyz. */
-  readinessChecks?: Array<{ name: string; check: () => Promise<void> }>;
-  /** Limits of sandbox keys (SANDBOX_*); none: sandbox keys get the live limits. */
-  sandbox?: SandboxLimits | undefined;
-  /** The dashboard's accounts, sessions and keys; no dashboard without it. */
-  dashboard?: DashboardDeps | undefined;
-  /** Per-credential request rate on /v1 (shared through the store); none when off. */
-  rateLimiter?: RateLimiter | undefined;
-  publicBaseUrl: string;
-  /** `info.contact` and `info.license` of /openapi.json (API_CONTACT_*, API_LICENSE_*); the config's defaults when absent. */
-  apiInfo?: ApiInfo | undefined;
-  /** When set, GET /metrics needs `Authorization: Bearer <token>` (METRICS_TOKEN). */
-  metricsToken?: string | undefined;
-  /** `false`: no HTTP metrics middleware and no /metrics (the overhead benchmark's baseline). */
-  metrics?: boolean | undefined;
-  /** Webhook endpoints (`/v1/webhooks`): their store, the secret sealer and the URL policy. */
-  webhooks?: WebhookRouteDeps | undefined;
-  maxBodyBytes: number;
-  /** A non-upload file reference's problem for this owner in plain words (shape, host, outside its media root), or null. */
-  fileReferenceCheck: (ref: string, ownerId: string) => string | null;
-  /** POST/GET/DELETE /v1/uploads and `upload:<id>` references; without it every `upload:` reference is a 422. */
-  uploads?: UploadDeps | undefined;
-  now?: () => Date;
-  newId?: () => string;
-}
-
-const LOCATION: Record<string, "body" | "query" | "path" | "header"> = {
-  json: "body",
-  form: "body",
-  query: "query",
-  param: "path",
-  header: "header",
-  cookie: "header",
-};
+import { dashboardRoutes } from "./dashboard/routes.ts";
+import { WEBHOOKS_TAG, documentWebhookEvents, webhookRoutes } from "./webhooks/routes.ts";
+import type { GatewayDeps } from "./deps.ts";
 
 export function createApp(deps: GatewayDeps): GatewayApp {
-  const app: GatewayApp = new OpenAPIHono<GatewayEnv>({
-    defaultHook: (result, c) => {
-      if (!result.success) {
-        const location = LOCATION[result.target] ?? "body";
-        // @hono/zod-validator hands the hook the validated input as `data`; the type omits it.
-        const data = (result as { data?: unknown }).data;
-        // Inputs are echoed bounded (depth, length, items): a huge body is not sent back in full.
-        return respond(c, 422, { detail: boundedItems(toValidationDetail(result.error, data, location)) });
-      }
-      return undefined;
-    },
-  });
+  const app = createRouter();
 
   // Requests by route pattern and status, timed (and traced when tracing is on); GET /metrics for Prometheus.
   if (deps.metrics !== false) {
@@ -147,30 +65,10 @@ export function createApp(deps: GatewayDeps): GatewayApp {
     });
     c.set("principal", principal);
     // every response to a sandbox key says so, errors included
-    if (principal.mode === "sandbox") headerFields(c)["VoiceLoc-Mode"] = "sandbox";
+    Object.assign(headerFields(c), principalFields(principal));
     if (limiter) await meterRequest(limiter, c);
     await next();
   });
-  // Sandbox keys: at most SANDBOX_MAX_TASKS_IN_FLIGHT unfinished tasks (all kinds) before a creation is a 429.
-  const sandbox = deps.sandbox;
-  if (sandbox) {
-    for (const path of ["/v1/audio_books/", "/v1/voices/streams", "/v1/videos/subtitle"]) {
-      app.use(path, async (c, next) => {
-        const principal = c.get("principal");
-        if (c.req.method === "POST" && principal.mode === "sandbox") {
-          const counts = await Promise.all([deps.audioBooks, deps.voiceStreams, deps.subtitles].map((repo) => repo.countUnfinished(principal.accountId)));
-          const unfinished = counts.reduce((a, b) => a + b, 0);
-          if (unfinished >= sandbox.maxTasksInFlight) {
-            throw new TooManyRequestsError(
-              `Sandbox keys may have at most ${sandbox.maxTasksInFlight} unfinished tasks at once (SANDBOX_MAX_TASKS_IN_FLIGHT) and ${unfinished} are queued or processing: retry when one has finished, or use a live key.`,
-              5,
-            );
-          }
-        }
-        await next();
-      });
-    }
-  }
   // Bodies are read (bounded, JSON parsed once) only by the methods that carry one. Not the upload's:
   // POST /v1/uploads streams its own body to the blob store under UPLOAD_MAX_BYTES, any content type.
   const bodyLimit = limitBody(deps.maxBodyBytes);
@@ -191,41 +89,19 @@ export function createApp(deps: GatewayDeps): GatewayApp {
     description: "An API key, or an access token (JWT, HS256/RS256/ES256) whose `sub` is the account (its live space: a `sandbox:…` sub is refused).",
   });
 
-  registerAudioBooks(app, deps);
-  registerVoiceStreams(app, deps);
-  registerSubtitles(app, deps);
-  registerSpeech(app, deps);
-  registerVoices(app, deps);
-  registerCapabilities(app, deps);
-  registerEvents(app, deps);
-  if (deps.uploads) registerUploads(app, deps, deps.uploads);
-  if (deps.files) registerFiles(app, deps.files.blobs, deps.files.secret);
-  if (deps.webhooks) registerWebhooks(app, deps, deps.webhooks);
+  app.route("/", recordRoutes(deps));
+  app.route("/", speechRoutes(deps));
+  app.route("/", eventRoutes(deps));
+  if (deps.uploads) app.route("/", uploadRoutes(deps, deps.uploads));
+  if (deps.files) app.route("/", fileRoutes(deps.files.blobs, deps.files.secret));
+  if (deps.webhooks) {
+    app.route("/", webhookRoutes(deps, deps.webhooks));
+    documentWebhookEvents(app);
+  }
 
-  if (deps.dashboard) registerDashboard(app, deps, deps.dashboard);
+  if (deps.dashboard) app.route("/", dashboardRoutes(deps, deps.dashboard));
 
-  app.get("/healthz", (c) => respond(c, 200, { status: "ok" }));
-  app.get("/readyz", async (c) => {
-    const checks: Record<string, string> = {};
-    let ready = true;
-    const all = [{ name: "store", check: () => deps.store.ping() }, ...(deps.readinessChecks ?? [])];
-    // every dependency at once, each bounded: a server that stopped answering makes /readyz false in seconds
-    await Promise.all(
-      all.map(async ({ name, check }) => {
-        let timer: NodeJS.Timeout | undefined;
-        try {
-          await Promise.race([check(), new Promise((_, reject) => (timer = setTimeout(() => reject(new Error("no answer within 3 s")), 3_000)))]);
-          checks[name] = "ok";
-        } catch (error) {
-          ready = false;
-          checks[name] = error instanceof Error ? error.message : "failed";
-        } finally {
-          clearTimeout(timer);
-        }
-      }),
-    );
-    return respond(c, ready ? 200 : 503, { status: ready ? "ready" : "not ready", checks });
-  });
+  app.route("/", healthRoutes(deps));
 
   app.doc31("/openapi.json", {
     openapi: "3.1.0",
@@ -238,16 +114,14 @@ export function createApp(deps: GatewayDeps): GatewayApp {
     },
     servers: [{ url: deps.publicBaseUrl, description: "This deployment (its PUBLIC_BASE_URL)." }],
     tags: [
-      { name: "Audio books", description: "Text files turned into audio books in another language." },
-      { name: "Voice streams", description: "Speech turned into translated speech." },
-      { name: "Video", description: "Transcribed, translated subtitles for videos." },
+      ...KIND_LIST.map(({ tag, tagDescription }) => ({ name: tag, description: tagDescription })),
       { name: "Speech", description: "Speech synthesis on demand, the voices it offers and what the engines can do." },
       { name: "Events", description: "Live progress of audio books, voice streams and subtitle jobs over Server-Sent Events." },
       ...(deps.webhooks ? [WEBHOOKS_TAG] : []),
       { name: "Uploads", description: "Files stored for this account's own tasks (`upload:<id>`), deleted when they expire." },
     ],
   });
-  registerDocs(app, { title: "Voice Localization Service API", openapiUrl: "/openapi.json" });
+  app.route("/", docsRoutes({ title: "Voice Localization Service API", openapiUrl: "/openapi.json" }));
 
   const allowed = allowedMethodsIndex(app);
   app.notFound((c) => {

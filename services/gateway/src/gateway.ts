@@ -10,27 +10,30 @@ import { openEmbeddedStore, openMongoStore, type Store } from "@voiceloc/store";
 import { blobRootFor, createFsBlobStore, type BlobStore } from "@voiceloc/blobs";
 import type { Bus } from "@voiceloc/bus";
 import { checkReference, mediaRootFor, type MediaRootScope } from "@voiceloc/fetch";
-import { createApp, type GatewayDeps } from "./app.ts";
+import { createApp } from "./app.ts";
+import type { GatewayDeps } from "./deps.ts";
 import { ApiKeyRepository } from "./auth/api-keys.ts";
 import { Authenticator } from "./auth/authenticator.ts";
 import { IDEMPOTENCY_PURGE_INTERVAL_MS, IdempotencyStore } from "./http/idempotency.ts";
 import type { GatewayApp } from "./http/context.ts";
-import { COLLECTION_OF, type AudioBookDoc, type SubtitleDoc, type TaskDispatcher, type VoiceStreamDoc } from "./records/kinds.ts";
+import { TASK_KINDS, type TaskDispatcher, type TaskKind, type TaskRecords } from "./records/kinds.ts";
+import { recordReaders } from "./records/read.ts";
 import { TaskRepository } from "./records/repository.ts";
+import { SandboxTasks } from "./records/sandbox-tasks.ts";
 import { urlSigner } from "./records/signer.ts";
-import { busSynthesis } from "./mesh/synthesizer.ts";
+import { busSynthesis } from "./speech/synthesizer.ts";
 import { TaskMesh, type TaskMeshOptions } from "./mesh/tasks.ts";
 import { DispatchSlots } from "./mesh/slots.ts";
-import { busCapabilities } from "./mesh/capabilities.ts";
+import { StreamPlaces } from "./mesh/places.ts";
+import { busCapabilities } from "./speech/capability-source.ts";
 import { RateLimiter } from "./http/rate-limit.ts";
-import { withFastRecordReads } from "./http/fast-read.ts";
+import { withFastRecordReads } from "./records/fast-read.ts";
 import { AccountRepository } from "./accounts/accounts.ts";
 import { SessionStore } from "./accounts/sessions.ts";
 import { LoginThrottle } from "./accounts/throttle.ts";
 import { AccountNotices } from "./accounts/notices.ts";
 import { PasswordResets } from "./accounts/resets.ts";
-import { RecordEvents } from "./http/sse.ts";
-import { presentAudioBook, presentSubtitle, presentVoiceStream, type TaskKind } from "./records/kinds.ts";
+import { RecordEvents } from "./records/sse.ts";
 import { WebhookRepository } from "./webhooks/repository.ts";
 import { SecretBox } from "./webhooks/secrets.ts";
 import { WebhookDelivery } from "./webhooks/delivery.ts";
@@ -105,7 +108,7 @@ export interface GatewayOptions {
   rateLimitClock?: () => number;
   /** How often expired idempotency keys are purged (tests shorten it). */
   idempotencyPurgeIntervalMs?: number;
-  /** Records younger than this are left to the request that stored them (tests shorten it). */
+  /** The re-publish sweep leaves dispatch places younger than this to the pass that claimed them (tests shorten it). */
   sweepGraceMs?: number;
   /** How long one kind's capability table is trusted before the workers are asked again (default 30 s). */
   capabilityTtlMs?: number;
@@ -139,14 +142,16 @@ export async function createGateway(options: GatewayOptions): Promise<GatewaySer
     approved: (accountId) => accounts.liveApproved(accountId),
   });
   const secret = await resolveSigningSecret(config);
-  const audioBooks = await TaskRepository.open<AudioBookDoc>(store, COLLECTION_OF.audiobook);
-  const voiceStreams = await TaskRepository.open<VoiceStreamDoc>(store, COLLECTION_OF["voice-stream"]);
-  const subtitles = await TaskRepository.open<SubtitleDoc>(store, COLLECTION_OF.subtitle);
+  const records: TaskRecords = {
+    audiobook: await TaskRepository.open(store, TASK_KINDS.audiobook.collection),
+    "voice-stream": await TaskRepository.open(store, TASK_KINDS["voice-stream"].collection),
+    subtitle: await TaskRepository.open(store, TASK_KINDS.subtitle.collection),
+  };
   const mesh = options.bus
     ? new TaskMesh(
         options.bus,
-        { audiobook: audioBooks, "voice-stream": voiceStreams, subtitle: subtitles },
-        await DispatchSlots.open(store, config.scheduling.accountMaxTasksInFlight),
+        records,
+        await DispatchSlots.open(store, { accountInFlight: config.scheduling.accountMaxTasksInFlight, queueUnstarted: config.scheduling.queueMaxUnstartedTasks }),
         logger,
         {
           ...(options.sweepIntervalMs ? { sweepIntervalMs: options.sweepIntervalMs } : {}),
@@ -156,33 +161,26 @@ export async function createGateway(options: GatewayOptions): Promise<GatewaySer
       )
     : undefined;
   const events = new RecordEvents({
-    repos: { audiobook: audioBooks, "voice-stream": voiceStreams, subtitle: subtitles },
+    repos: records,
     bus: options.bus,
     logger,
     heartbeatMs: config.sse.heartbeatMs,
     maxStreamsPerAccount: config.sse.maxStreamsPerAccount,
+    // a dead gateway's places are free again after three missed renewals
+    places: await StreamPlaces.open(store, 3 * config.sse.heartbeatMs),
   });
   if (mesh) events.attach(mesh);
   const signer = urlSigner({ baseUrl: config.publicBaseUrl, secret });
   const webhooks = { repo: await WebhookRepository.open(store), box: new SecretBox(secret), urlPolicy: { allowPrivateHosts: config.fetch.allowPrivateHosts } };
+  const reads = recordReaders(records, { signer, publicBaseUrl: config.publicBaseUrl });
   // Webhook deliveries: enqueued when this process projects a record finishing, consumed by every gateway.
-  const render = async (kind: TaskKind, id: string): Promise<unknown> => {
-    if (kind === "audiobook") {
-      const doc = await audioBooks.get(id);
-      return doc ? presentAudioBook(doc, signer) : null;
-    }
-    if (kind === "voice-stream") {
-      const doc = await voiceStreams.get(id);
-      return doc ? presentVoiceStream(doc, signer) : null;
-    }
-    const doc = await subtitles.get(id);
-    return doc ? presentSubtitle(doc, signer) : null;
-  };
+  const render = (kind: TaskKind, id: string): Promise<unknown> => reads[kind].presented(id);
   const delivery =
     options.bus && mesh
       ? new WebhookDelivery({
           bus: options.bus,
           repo: webhooks.repo,
+          outbox: records,
           box: webhooks.box,
           render,
           settings: { ...config.webhooks, allowPrivateHosts: config.fetch.allowPrivateHosts },
@@ -199,9 +197,8 @@ export async function createGateway(options: GatewayOptions): Promise<GatewaySer
     store,
     authenticator,
     idempotency: await IdempotencyStore.open(store),
-    audioBooks,
-    voiceStreams,
-    subtitles,
+    records,
+    reads,
     signer,
     dispatcher: mesh ?? holdDispatcher,
     events,
@@ -214,6 +211,7 @@ export async function createGateway(options: GatewayOptions): Promise<GatewaySer
       ? await RateLimiter.open(store, config.rateLimit, { logger, ...(options.rateLimitClock ? { now: options.rateLimitClock } : {}) })
       : undefined,
     sandbox: config.sandbox,
+    sandboxTasks: await SandboxTasks.open(store, records, config.sandbox.maxTasksInFlight),
     dashboard: {
       accounts,
       sessions: await SessionStore.open(store, { idleSeconds: config.accounts.sessionIdleSeconds, maxSeconds: config.accounts.sessionMaxSeconds }),
@@ -256,7 +254,7 @@ export async function createGateway(options: GatewayOptions): Promise<GatewaySer
       stopPurging ??= deps.idempotency.startPurging(options.idempotencyPurgeIntervalMs ?? IDEMPOTENCY_PURGE_INTERVAL_MS, logger);
       stopUploadSweep ??= startUploadSweep(uploadRepo, uploadBlobs, options.uploadSweepIntervalMs ?? config.uploads.sweepIntervalMs, logger);
       return new Promise<number>((resolve, reject) => {
-        // The app behind the fast path for record reads (see http/fast-read.ts), as @hono/node-server's `serve` would run it.
+        // The app behind the fast path for record reads (see records/fast-read.ts), as @hono/node-server's `serve` would run it.
         const listener = withFastRecordReads(deps, getRequestListener(app.fetch, { hostname: config.host }));
         const s = createServer(listener);
         s.once("error", reject);

@@ -12,6 +12,7 @@ import { startRuntime, type Runtime } from "./runtime.ts";
 
 const ALICE = "fair-key-alice-1";
 const BOB = "fair-key-bob-2";
+const OTHERS = ["carol", "dave", "erin"].map((name, i) => ({ name, key: `fair-key-${name}-${i + 3}` }));
 let runtime: Runtime;
 let base: string;
 let dir: { path: string; cleanup: () => Promise<void> };
@@ -32,8 +33,7 @@ beforeAll(async () => {
       PORT: String(port),
       HOST: "127.0.0.1",
       PUBLIC_BASE_URL: base,
-      VOICELOC_API_KEYS: `alice:${ALICE},bob:${BOB}`,
-      ACCOUNT_MAX_TASKS_IN_FLIGHT: "2",
+      VOICELOC_API_KEYS: [`alice:${ALICE}`, `bob:${BOB}`, ...OTHERS.map((o) => `${o.name}:${o.key}`)].join(","),
       WORKER_CONCURRENCY: "1",
       LOG_LEVEL: "silent",
     }),
@@ -46,7 +46,7 @@ afterAll(async () => {
   await dir?.cleanup();
 });
 
-type Book = { id: string; task_status: string; task_error: string | null };
+type Book = { id: string; task_status: string; task_error: string | null; date_updated: string };
 
 async function create(key: string, name: string): Promise<string> {
   const res = await fetch(`${base}/v1/audio_books/`, {
@@ -83,5 +83,30 @@ describe("fair scheduling across accounts", () => {
     }
     // without a limit bob's book would wait behind all 30 (one worker, first in first out)
     expect(aliceDoneWhenBobStarted).toBeLessThan(15);
+  });
+
+  it("with one account submitting twelve books and then four other accounts one each, each of the four finishes before the first account's third", async () => {
+    const aliceBooks: string[] = [];
+    for (let i = 0; i < 12; i += 1) aliceBooks.push(await create(ALICE, `alice twelve ${i}`));
+    const others = [{ name: "bob", key: BOB }, ...OTHERS];
+    const otherBooks = await Promise.all(others.map(async (o) => ({ ...o, id: await create(o.key, `${o.name} one`) })));
+
+    const finishedAt = (b: Book | undefined) => (b?.task_status === "completed" ? Date.parse(b.date_updated) : undefined);
+    const deadline = Date.now() + 300_000;
+    let aliceDone: number[];
+    let theirsDone: Array<number | undefined>;
+    for (;;) {
+      const alice = (await list(ALICE)).filter((b) => aliceBooks.includes(b.id));
+      const theirs = await Promise.all(otherBooks.map(async (o) => (await list(o.key)).find((b) => b.id === o.id)));
+      expect([...alice, ...theirs].filter((b) => b?.task_status === "failed").map((b) => b?.task_error)).toEqual([]);
+      aliceDone = alice.map(finishedAt).filter((at): at is number => at !== undefined).sort((a, b) => a - b);
+      theirsDone = theirs.map(finishedAt);
+      if (aliceDone.length >= 3 && theirsDone.every((at) => at !== undefined)) break;
+      if (Date.now() > deadline) throw new Error(`not finished: alice done ${aliceDone.length}, others ${JSON.stringify(theirsDone)}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    // first in, first out, the four would wait for alice's first four (her places in flight)
+    const alicesThird = aliceDone[2]!;
+    expect(others.filter((_, i) => theirsDone[i]! > alicesThird).map((o) => o.name)).toEqual([]);
   });
 });

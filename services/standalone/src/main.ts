@@ -4,6 +4,7 @@
  */
 import type { Config } from "@voiceloc/config";
 import type { Logger } from "@voiceloc/log";
+import type { GatewayHooks } from "./runtime.ts";
 
 // A signal during start-up (engine self-tests can take a while) stops the process once it has started.
 // The handlers go in first, before any import or log line: a supervisor that signals as soon as it sees
@@ -43,7 +44,7 @@ async function main(): Promise<void> {
   process.on("uncaughtExceptionMonitor", (error, origin) => logger.fatal({ err: error, origin }, "uncaught exception; exiting"));
   logger.info({ config: redactConfig(config) }, "starting");
   if (signalledDuringStart !== undefined) early(signalledDuringStart);
-  const runtime = await startRuntime(config, logger);
+  const runtime = await startRuntime(config, logger, testHooks());
   process.off("SIGINT", onEarlyInt);
   process.off("SIGTERM", onEarlyTerm);
   logger.info({ port: runtime.port, services: runtime.services }, "ready");
@@ -67,6 +68,20 @@ async function main(): Promise<void> {
   process.on("SIGINT", () => void shutdown("SIGINT"));
   process.on("SIGTERM", () => void shutdown("SIGTERM"));
   if (signalledDuringStart !== undefined) void shutdown(signalledDuringStart);
+}
+
+/**
+ * Hooks only end-to-end tests set. VOICELOC_TEST_CRASH_AFTER_FINISHING=1: the gateway kills itself
+ * (SIGKILL, as `kill -9`) right after projecting a record as finished, before its webhooks are queued
+ * (webhook-outbox.e2e.test.ts).
+ */
+function testHooks(): GatewayHooks {
+  if (process.env.VOICELOC_TEST_CRASH_AFTER_FINISHING !== "1") return {};
+  return {
+    onProjected: (_event, record) => {
+      if (record?.task_status === "completed" || record?.task_status === "failed") process.kill(process.pid, "SIGKILL");
+    },
+  };
 }
 
 main().catch((error: unknown) => {

@@ -9,8 +9,8 @@ import type { Config, ServiceName } from "@voiceloc/config";
 import type { Logger } from "@voiceloc/log";
 import { blobRootFor, createFsBlobStore, createNatsBlobStore, type BlobStore } from "@voiceloc/blobs";
 import { connectNats, createInProcessBus, createNatsBus, type Bus } from "@voiceloc/bus";
-import { createGateway } from "@voiceloc/gateway";
-import { BUS_CATALOG, CAPABILITY_KINDS } from "@voiceloc/contracts";
+import { createGateway, type GatewayOptions } from "@voiceloc/gateway";
+import { BUS_CATALOG } from "@voiceloc/contracts";
 import { createSynthesisService } from "@voiceloc/synthesis";
 import { createAudioBookService } from "@voiceloc/audiobook";
 import { createVoiceStreamService } from "@voiceloc/voice-stream";
@@ -33,7 +33,10 @@ export interface Runtime {
   stop(): Promise<void>;
 }
 
-export async function startRuntime(config: Config, rootLogger: Logger): Promise<Runtime> {
+/** What the entry point may add to the gateway it starts (test hooks of end-to-end tests). */
+export type GatewayHooks = Pick<GatewayOptions, "onProjected">;
+
+export async function startRuntime(config: Config, rootLogger: Logger, gatewayHooks: GatewayHooks = {}): Promise<Runtime> {
   const parts: Part[] = [];
   const stopOne = async (part: Part) => {
     try {
@@ -60,7 +63,7 @@ export async function startRuntime(config: Config, rootLogger: Logger): Promise<
     }
   };
   /** Grace for running tasks: half the shutdown timeout less a second; the bus then waits at most 5 s more. */
-  const workerGrace = { graceMs: Math.max(0, Math.floor(config.shutdownTimeoutMs / 2) - 1_000) };
+  const stopGraceMs = Math.max(0, Math.floor(config.shutdownTimeoutMs / 2) - 1_000);
   try {
     const ackWait = config.workAckWaitMs === undefined ? {} : { workAckWaitMs: config.workAckWaitMs };
     // Tracing only with OTEL_EXPORTER_OTLP_ENDPOINT (stopped last: flushes the spans of the others' stop).
@@ -102,8 +105,8 @@ export async function startRuntime(config: Config, rootLogger: Logger): Promise<
       engines = await createEngineStack(config, rootLogger);
       const stack = engines;
       const table = stack.capabilities();
-      // One table per kind of work this process runs, answered live from its engines.
-      const subs = await serveCapabilities(bus, stack, CAPABILITY_KINDS.filter((kind) => config.services.includes(kind)));
+      // Speech synthesis's table, answered live from the engines (each task worker answers its own while it runs).
+      const subs = await serveCapabilities(bus, stack, config.services.includes("synthesis") ? ["synthesis"] : []);
       parts.push({ name: "capabilities", stop: async () => { await Promise.all(subs.map((s) => s.stop())); } });
       rootLogger.info(
         { synthesis: table.synthesis.languages, recognition: table.recognition.languages, translationPairs: table.translation.pairs.length },
@@ -133,6 +136,7 @@ export async function startRuntime(config: Config, rootLogger: Logger): Promise<
       ...(config.fetch.gs ? { gs: config.fetch.gs } : {}),
     };
     if (config.services.includes("audiobook") && engines) {
+      const stack = engines;
       const audiobook = createAudioBookService({
         bus,
         blobs,
@@ -141,14 +145,17 @@ export async function startRuntime(config: Config, rootLogger: Logger): Promise<
         media: engines.media,
         fetch: fetchSettings,
         logger: rootLogger,
+        stopGraceMs,
+        capabilities: () => stack.capabilities("audiobook"),
         concurrency: config.workerConcurrency,
         maxBookCharacters: config.maxBookCharacters,
         sandboxMaxBookCharacters: config.sandbox.maxBookCharacters,
       });
       await audiobook.start();
-      parts.push({ name: audiobook.name, worker: true, stop: () => audiobook.stop(workerGrace) });
+      parts.push({ name: audiobook.name, worker: true, stop: () => audiobook.stop() });
     }
     if (config.services.includes("voice-stream") && engines) {
+      const stack = engines;
       const voiceStream = createVoiceStreamService({
         bus,
         blobs,
@@ -158,14 +165,17 @@ export async function startRuntime(config: Config, rootLogger: Logger): Promise<
         media: engines.media,
         fetch: fetchSettings,
         logger: rootLogger,
+        stopGraceMs,
+        capabilities: () => stack.capabilities("voice-stream"),
         concurrency: config.workerConcurrency,
         maxMediaSeconds: config.maxMediaSeconds,
         sandboxMaxMediaSeconds: config.sandbox.maxMediaSeconds,
       });
       await voiceStream.start();
-      parts.push({ name: voiceStream.name, worker: true, stop: () => voiceStream.stop(workerGrace) });
+      parts.push({ name: voiceStream.name, worker: true, stop: () => voiceStream.stop() });
     }
     if (config.services.includes("subtitle") && engines) {
+      const stack = engines;
       const subtitle = createSubtitleService({
         bus,
         blobs,
@@ -174,6 +184,8 @@ export async function startRuntime(config: Config, rootLogger: Logger): Promise<
         media: engines.media,
         fetch: fetchSettings,
         logger: rootLogger,
+        stopGraceMs,
+        capabilities: () => stack.capabilities("subtitle"),
         concurrency: config.workerConcurrency,
         maxSeconds: config.subtitleMaxSeconds,
         sandboxMaxSeconds: config.sandbox.maxMediaSeconds,
@@ -181,7 +193,7 @@ export async function startRuntime(config: Config, rootLogger: Logger): Promise<
         sandboxMaxPixels: config.sandbox.maxVideoPixels,
       });
       await subtitle.start();
-      parts.push(subtitle);
+      parts.push({ name: subtitle.name, worker: true, stop: () => subtitle.stop() });
     }
 
     let port: number;
@@ -192,6 +204,7 @@ export async function startRuntime(config: Config, rootLogger: Logger): Promise<
         bus,
         blobs,
         readinessChecks: [{ name: "bus", check: () => busReady(bus) }],
+        ...gatewayHooks,
       });
       parts.push(gateway);
       port = await gateway.start();

@@ -21,7 +21,7 @@ describe("videoFailure: the shared policy's class, the subtitle worker's words",
     ["ffmpeg failing otherwise", new FfmpegFailedError("FFMPEG_FAILED", "Encoding the video failed.", ffmpegDetails), "retryable", "Encoding the video failed."],
     ["a fetch timeout", new FetchRefusedError("timeout", "Too slow."), "retryable", "Too slow."],
     ["the recogniser crashing", new RecognitionError("RECOGNITION_FAILED", "Speech recognition failed."), "retryable", "Speech recognition failed."],
-    ["a busy translator", new TranslationServiceError("TRANSLATION_SERVICE_RATE_LIMITED", "Busy.", { retryable: true, retryAfterMs: 7_000 }), "retryable", "Busy."],
+    ["a busy translator", new TranslationServiceError("TRANSLATION_SERVICE_RATE_LIMITED", "Busy.", { retryAfterMs: 7_000 }), "retryable", "Busy."],
     ["storage failing", new BlobError("blob_store_failed", "EIO at /var/lib/x"), "retryable", "the server's storage failed for a while."],
     ["an invalid media request (a bug)", new MediaRequestError("maxSeconds must be positive."), "bug", "maxSeconds must be positive."],
     ["a TypeError (a bug)", new TypeError("x is undefined"), "bug", "x is undefined"],
@@ -49,7 +49,7 @@ describe("videoFailure: the shared policy's class, the subtitle worker's words",
   });
 
   it("keeps the retry delay a translation service asked for", () => {
-    const out = videoFailure(new TranslationServiceError("TRANSLATION_SERVICE_RATE_LIMITED", "Busy.", { retryable: true, retryAfterMs: 7_000 }));
+    const out = videoFailure(new TranslationServiceError("TRANSLATION_SERVICE_RATE_LIMITED", "Busy.", { retryAfterMs: 7_000 }));
     expect(out).toBeInstanceOf(RetryableTaskError);
     expect((out as RetryableTaskError).retryAfterMs).toBe(7_000);
   });

@@ -13,7 +13,7 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { BlobStore } from "@voiceloc/blobs";
 import { isSandboxOwner, type Language, type SubtitleWork } from "@voiceloc/contracts";
-import { translateSegments, type MtRegistry, type SttRegistry } from "@voiceloc/engines";
+import type { MtRegistry, SttRegistry } from "@voiceloc/engines";
 import { fetchToFile, type FetchOptions } from "@voiceloc/fetch";
 import {
   assertSingleMediaFile,
@@ -34,8 +34,9 @@ import {
   type MediaToolkit,
 } from "@voiceloc/media";
 import {
+  readTranslationCheckpoint,
   TaskInputError,
-  taskFailure,
+  translateWithCheckpoint,
   type ResumeContext,
   type TaskCheckpoints,
   type TaskContext,
@@ -101,15 +102,6 @@ const TranscriptCheckpointSchema = z.object({
 });
 type SavedTranscript = z.infer<typeof TranscriptCheckpointSchema>;
 
-/** `translation.json`: one text per transcript segment. */
-const TranslationCheckpointSchema = z.object({
-  version: z.literal(1),
-  source: z.string(),
-  target: z.string(),
-  texts: z.array(z.string()),
-});
-type SavedTranslation = z.infer<typeof TranslationCheckpointSchema>;
-
 interface Input {
   path: string;
   info: MediaInfo;
@@ -120,7 +112,6 @@ interface Input {
 }
 
 const TRANSCRIPT = "transcript.json";
-const TRANSLATION = "translation.json";
 
 /** Progress milestones (percent) at the end of each stage. */
 const P = { fetched: 4, probed: 6, extracted: 12, recognised: 60, translated: 70, written: 72, rendered: 99 } as const;
@@ -150,12 +141,6 @@ async function readTranscript(checkpoints: TaskCheckpoints, language: Language):
   return saved?.language === language ? saved : undefined;
 }
 
-async function readTranslation(checkpoints: TaskCheckpoints, task: SubtitleWork, segments: number): Promise<SavedTranslation | undefined> {
-  const saved = await checkpoints.readJson(TRANSLATION, TranslationCheckpointSchema);
-  const fits = saved !== undefined && saved.source === task.source_language && saved.target === task.target_language && saved.texts.length === segments;
-  return fits ? saved : undefined;
-}
-
 /**
  * Progress already done by earlier deliveries, from the checkpoints: recognition (60), then
  * translation (70; at once when no translation is needed). What follows (cues, rendering) is redone.
@@ -166,7 +151,8 @@ export async function subtitleResumedProgress(task: SubtitleWork, ctx: Pick<Resu
   const transcript = await readTranscript(ctx.checkpoints, task.source_language);
   if (transcript === undefined) return 0;
   if (task.source_language === task.target_language) return P.translated;
-  return (await readTranslation(ctx.checkpoints, task, transcript.segments.length)) === undefined ? P.recognised : P.translated;
+  const languages = { source: task.source_language, target: task.target_language };
+  return (await readTranslationCheckpoint(ctx.checkpoints, languages, transcript.segments.length)) === undefined ? P.recognised : P.translated;
 }
 
 export function createSubtitleHandler(deps: SubtitlePipelineDeps): TaskHandler<SubtitleWork> {
@@ -307,38 +293,22 @@ export function createSubtitleHandler(deps: SubtitlePipelineDeps): TaskHandler<S
     return saved;
   }
 
-  async function translateTexts(texts: readonly string[], task: SubtitleWork, ctx: TaskContext): Promise<string[]> {
-    try {
-      return await translateSegments(mt, {
-        texts,
-        source: task.source_language,
-        target: task.target_language,
-        signal: ctx.signal,
-        batchChars: TRANSLATION_BATCH_CHARS,
-        onProgress: (done, total) => ctx.progress(P.recognised + ((P.translated - P.recognised) * done) / total, "translating"),
-        logger: ctx.logger,
-      });
-    } catch (error) {
-      throw taskFailure(error);
-    }
-  }
-
   /** The segments in the target language: recognised ones (with word times) or translated ones (timed by segment). */
   async function translate(transcript: SavedTranscript, task: SubtitleWork, ctx: TaskContext): Promise<CueSegment[]> {
     const source = task.source_language;
     const target = task.target_language;
     if (source === target) return transcript.segments;
-    const texts = transcript.segments.map((s) => s.text);
-    let translated = (await readTranslation(ctx.checkpoints, task, texts.length))?.texts;
-    if (translated !== undefined) {
-      ctx.logger.info("translation restored from its checkpoint");
-    } else {
-      ctx.logger.info({ stage: "translate", segments: texts.length }, "subtitle stage");
-      translated = await translateTexts(texts, task, ctx);
-      const record: SavedTranslation = { version: 1, source, target, texts: translated };
-      await ctx.checkpoints.putJson(TRANSLATION, record);
-      ctx.logger.info({ segments: translated.length }, "segments translated");
-    }
+    const translated = await translateWithCheckpoint(
+      mt,
+      {
+        texts: transcript.segments.map((s) => s.text),
+        source,
+        target,
+        batchChars: TRANSLATION_BATCH_CHARS,
+        onProgress: (done, total) => ctx.progress(P.recognised + ((P.translated - P.recognised) * done) / total, "translating"),
+      },
+      ctx,
+    );
     return transcript.segments.map((s, i) => ({ start: s.start, end: s.end, text: translated[i] ?? "" }));
   }
 

@@ -372,6 +372,14 @@ describe("subtitle service (in-process bus)", () => {
       await completed(id);
     });
   });
+
+  it("starts again after a stop: a task sent after the restart is taken", async () => {
+    await h.service.stop();
+    await h.service.start();
+    const id = await h.submit({ file: "nowhere/missing.mp4", source: "English", target: "English" });
+    const end = await h.finished(id, 30_000);
+    expect([end.status, end.error]).toEqual(["failed", FILE_NOT_AVAILABLE]);
+  });
 });
 
 describe("a right-to-left target through an OpenAI-compatible translation server", () => {

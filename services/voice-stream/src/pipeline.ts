@@ -12,14 +12,16 @@ import { join } from "node:path";
 import type { BlobStore } from "@voiceloc/blobs";
 import { DEFAULT_MAX_MEDIA_SECONDS } from "@voiceloc/config";
 import { capabilityProblems, isSandboxOwner, LANGUAGES, type Capabilities, type Language, type VoiceStreamWork } from "@voiceloc/contracts";
-import { synthesizeToFile, translateSegments, TtsError, type MtRegistry, type SttRegistry, type TtsRegistry } from "@voiceloc/engines";
+import { synthesizeToFile, TtsError, type MtRegistry, type SttRegistry, type TtsRegistry } from "@voiceloc/engines";
 import { fetchToFile, type FetchOptions } from "@voiceloc/fetch";
 import { audioEncodeArgs, GLOBAL_ARGS, inputArgs, WAV_DEMUXERS, type MediaToolkit } from "@voiceloc/media";
 import {
   NO_SPEECH_MESSAGE,
   NOT_MEDIA,
+  readTranslationCheckpoint,
   TaskInputError,
   taskFailure,
+  translateWithCheckpoint,
   type ResumeContext,
   type TaskCheckpoints,
   type TaskContext,
@@ -66,15 +68,6 @@ const TranscriptCheckpointSchema = z.object({
 });
 type SavedTranscript = z.infer<typeof TranscriptCheckpointSchema>;
 
-/** `translation.json`: one entry per transcript segment ("" when there is nothing to say). */
-const TranslationCheckpointSchema = z.object({
-  version: z.literal(1),
-  source: z.string(),
-  target: z.string(),
-  texts: z.array(z.string()),
-});
-type SavedTranslation = z.infer<typeof TranslationCheckpointSchema>;
-
 interface Clip {
   segment: number;
   path: string;
@@ -82,7 +75,6 @@ interface Clip {
 }
 
 const TRANSCRIPT = "transcript.json";
-const TRANSLATION = "translation.json";
 const CLIPS_PREFIX = "clips/";
 const clipCheckpoint = (index: number) => `${CLIPS_PREFIX}${String(index).padStart(5, "0")}.wav`;
 /** Largest batch of segment texts sent to the translator in one call. */
@@ -99,12 +91,6 @@ async function readTranscript(checkpoints: TaskCheckpoints, language: Language):
   return saved?.language === language ? saved : undefined;
 }
 
-async function readTranslation(checkpoints: TaskCheckpoints, task: VoiceStreamWork, segments: number): Promise<SavedTranslation | undefined> {
-  const saved = await checkpoints.readJson(TRANSLATION, TranslationCheckpointSchema);
-  const fits = saved !== undefined && saved.source === task.source_language && saved.target === task.target_language && saved.texts.length === segments;
-  return fits ? saved : undefined;
-}
-
 /**
  * Progress already done by earlier deliveries, from the checkpoints: recognition (40), translation
  * (55), then the share of segments already spoken. Never more than the handler reports for the same state.
@@ -115,7 +101,7 @@ export async function voiceStreamResumedProgress(task: VoiceStreamWork, ctx: Pic
   const transcript = await readTranscript(ctx.checkpoints, task.source_language);
   if (transcript === undefined) return 0;
   const total = transcript.segments.length;
-  const translated = task.source_language === task.target_language || (await readTranslation(ctx.checkpoints, task, total)) !== undefined;
+  const translated = task.source_language === task.target_language || (await readTranslationCheckpoint(ctx.checkpoints, { source: task.source_language, target: task.target_language }, total)) !== undefined;
   if (!translated) return P.recognised;
   const clips = names.filter((n) => n.startsWith(CLIPS_PREFIX)).length;
   return clips > 0 ? speakingProgress(clips, total) : P.translated;
@@ -213,38 +199,23 @@ export function createVoiceStreamHandler(deps: VoiceStreamPipelineDeps): TaskHan
     return saved;
   }
 
-  /** Translates texts, several segments per call (joined by paragraph breaks) when the engine keeps them apart. */
-  async function translateTexts(texts: readonly string[], task: VoiceStreamWork, ctx: TaskContext): Promise<string[]> {
-    try {
-      return await translateSegments(mt, {
-        texts,
-        source: task.source_language,
-        target: task.target_language,
-        signal: ctx.signal,
-        batchChars: TRANSLATION_BATCH_CHARS,
-        onProgress: (done, total) => ctx.progress(P.recognised + ((P.translated - P.recognised) * done) / total, "translating"),
-        logger: ctx.logger,
-      });
-    } catch (error) {
-      throw taskFailure(error);
-    }
-  }
-
+  /** The segments' texts in the target language (restored from the translation checkpoint, or translated and checkpointed). */
   async function translate(transcript: SavedTranscript, task: VoiceStreamWork, ctx: TaskContext): Promise<string[]> {
     const source = task.source_language;
     const target = task.target_language;
     const texts = transcript.segments.map((s) => s.text);
     if (source === target) return texts;
-    const saved = await readTranslation(ctx.checkpoints, task, texts.length);
-    if (saved) {
-      ctx.logger.info("translation restored from its checkpoint");
-      return saved.texts;
-    }
-    const translated = await translateTexts(texts, task, ctx);
-    const record: SavedTranslation = { version: 1, source, target, texts: translated };
-    await ctx.checkpoints.putJson(TRANSLATION, record);
-    ctx.logger.info({ segments: translated.length }, "speech translated");
-    return translated;
+    return translateWithCheckpoint(
+      mt,
+      {
+        texts,
+        source,
+        target,
+        batchChars: TRANSLATION_BATCH_CHARS,
+        onProgress: (done, total) => ctx.progress(P.recognised + ((P.translated - P.recognised) * done) / total, "translating"),
+      },
+      ctx,
+    );
   }
 
   async function speak(texts: readonly string[], voice: string, task: VoiceStreamWork, ctx: TaskContext): Promise<Clip[]> {

@@ -107,6 +107,14 @@ describe("voice-stream service (in-process bus)", () => {
     expect(end.error).toBe(FILE_NOT_AVAILABLE);
   });
 
+  it("starts again after a stop: a task sent after the restart is taken", async () => {
+    await h.service.stop();
+    await h.service.start();
+    const id = await h.submit({ file: "nowhere/missing.wav", source: "English", target: "English" });
+    const end = await h.finished(id, 30_000);
+    expect([end.status, end.error]).toEqual(["failed", FILE_NOT_AVAILABLE]);
+  });
+
   it("fails a recording without speech with a clear message", async () => {
     const id = await h.submit({ file: "silence.wav", source: "English", target: "English" });
     const end = await h.finished(id);

@@ -20,7 +20,7 @@ export {
 } from "./primitives.ts";
 export type { PyEnumOptions, PyIntOptions, PyStrOptions } from "./primitives.ts";
 export { detailFromHookResult, locationOfTarget, toValidationDetail } from "./mapper.ts";
-export { jsonInvalidItem, parseJsonBody, pythonJsonError } from "./json.ts";
+export { codePointIndex, jsonInvalidItem, parseJsonBody, pythonJsonError } from "./json.ts";
 export type { JsonBodyResult, JsonDecodeError, PythonJsonOptions } from "./json.ts";
 export { HTTPValidationErrorSchema, ValidationErrorSchema } from "./schemas.ts";
 export type { ValidationErrorBody } from "./schemas.ts";

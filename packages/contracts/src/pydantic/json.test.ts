@@ -4,7 +4,7 @@
  * (3.13+); the rest were captured with `json.loads`.
  */
 import { describe, expect, it } from "vitest";
-import { parseJsonBody, pythonJsonError } from "./json.ts";
+import { codePointIndex, parseJsonBody, pythonJsonError } from "./json.ts";
 
 function invalid(pos: number, error: string) {
   return {
@@ -169,5 +169,17 @@ describe("pythonJsonError", () => {
     expect(pythonJsonError("[1,]", legacy)).toEqual({ msg: "Expecting value", pos: 3 });
     expect(parseJsonBody("[1,]", legacy)).toEqual(invalid(3, "Expecting value"));
     expect(parseJsonBody("[1,]")).toEqual(invalid(2, "Illegal trailing comma before end of array"));
+  });
+});
+
+describe("codePointIndex", () => {
+  it("counts positions as Python does: a character outside the BMP (two UTF-16 units) is one", () => {
+    expect(codePointIndex("abc", 2)).toBe(2);
+    expect(codePointIndex("😀x", 2)).toBe(1);
+    expect(codePointIndex("😀x", 3)).toBe(2);
+    // an index inside a pair, a lone surrogate and an index past the end
+    expect(codePointIndex("😀x", 1)).toBe(1);
+    expect(codePointIndex("\ud800x", 2)).toBe(2);
+    expect(codePointIndex("ab", 10)).toBe(2);
   });
 });

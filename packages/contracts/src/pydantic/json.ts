@@ -45,8 +45,8 @@ const isDigit = (c: number): boolean => c >= 0x30 && c <= 0x39;
 const isHex = (c: number): boolean =>
   isDigit(c) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66);
 
-/** UTF-16 index → code point index (Python `str` index). */
-function codePointIndex(text: string, utf16Index: number): number {
+/** UTF-16 index → code point index (how Python, and so FastAPI, counts positions in a `str`). */
+export function codePointIndex(text: string, utf16Index: number): number {
   let pos = 0;
   for (let i = 0; i < utf16Index && i < text.length; i++) {
     const c = text.charCodeAt(i);

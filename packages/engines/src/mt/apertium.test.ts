@@ -193,7 +193,7 @@ describe("MT registry with Apertium only", () => {
     expect(registry.supports("English", "French")).toBe(true);
     const error = await registry.translate({ text: "The house is red.", source: "English", target: "German" }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TranslationNotSupportedError);
-    expect(error).toMatchObject({ name: "TranslationNotSupportedError", code: "TRANSLATION_NOT_SUPPORTED", source: "English", target: "German", retryable: false });
+    expect(error).toMatchObject({ name: "TranslationNotSupportedError", code: "TRANSLATION_NOT_SUPPORTED", source: "English", target: "German" });
     expect((error as Error).message).toBe("Translation from English to German is not available: no installed translation engine covers this pair.");
   });
 

@@ -1,10 +1,11 @@
-import { readdir, rm } from "node:fs/promises";
+import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { Logger } from "@voiceloc/log";
-import { outOfMemoryReason, ranOutOfMemory, runProcess } from "@voiceloc/media";
+import { outOfMemoryReason, ranOutOfMemory, runProcess, type ProcessResult } from "@voiceloc/media";
 import { LANGUAGES, type Language } from "../languages.ts";
 import { assembleChunks, joinParagraphs, mapInOrder, normalizeTranslationInput, planChunks, type TranslationChunk } from "./chunk.ts";
 import { finishSentence, MtConfigError, MtEngineUnavailableError, TranslationError, TranslationNotSupportedError } from "./errors.ts";
-import { makeScratchDir, runWithFileStdin, type FileStdinResult } from "./process.ts";
 import type { MtCapabilities, MtEngine, MtPair, TranslationRequest } from "./types.ts";
 
 /** ISO 639-1 and 639-3 codes Apertium uses in mode names, for the service's languages. */
@@ -118,6 +119,9 @@ export interface ApertiumOptions {
   id?: string;
 }
 
+/** More output than this from one chunk is a translator gone wrong. */
+const MAX_OUTPUT_BYTES = 64 * 1024 * 1024;
+
 /** Paragraph breaks in engine output (whitespace with two or more line breaks). */
 const OUTPUT_PARAGRAPH_BREAK = /[^\S\n]*\n(?:[^\S\n]*\n)+\s*/;
 
@@ -153,11 +157,28 @@ export async function createApertiumEngine(options: ApertiumOptions): Promise<Mt
   };
   log.info({ modes: modes.map((m) => m.mode), pairs: routes.length }, "apertium modes detected");
 
+  let inputs = 0;
   async function runMode(mode: string, text: string, signal: AbortSignal, scratchDir: string): Promise<string> {
-    const result = await runWithFileStdin(binary, ["-u", "-f", "txt", mode], text, { timeoutMs, signal, scratchDir });
-    const failure = apertiumFailure(result, mode);
-    if (failure) throw failure;
-    return result.stdout.toString("utf8");
+    const input = join(scratchDir, `input-${++inputs}.txt`);
+    await writeFile(input, text, { encoding: "utf8", mode: 0o600 });
+    try {
+      const result = await runProcess(binary, ["-u", "-f", "txt", mode], {
+        // a file, not a pipe: the `apertium` wrapper script re-opens /dev/stdin
+        stdinFile: input,
+        // ENGINE_NICE from the first instruction of every program the script starts
+        niceFromStart: true,
+        collectStdout: true,
+        maxStdoutBytes: MAX_OUTPUT_BYTES,
+        stderrLines: 20,
+        timeoutMs,
+        signal,
+      });
+      const failure = apertiumFailure(result, mode);
+      if (failure) throw failure;
+      return result.stdout.toString("utf8");
+    } finally {
+      await rm(input, { force: true });
+    }
   }
 
   async function runRoute(route: ApertiumRoute, text: string, signal: AbortSignal, scratchDir: string): Promise<string> {
@@ -189,7 +210,8 @@ export async function createApertiumEngine(options: ApertiumOptions): Promise<Mt
     const plan = planChunks(normalizeTranslationInput(request.text), maxChunkChars);
     const inner = new AbortController();
     const signal = request.signal ? AbortSignal.any([request.signal, inner.signal]) : inner.signal;
-    const scratchDir = await makeScratchDir();
+    // private (0700): the text of the task is written here for the translator to read
+    const scratchDir = await mkdtemp(join(tmpdir(), "voiceloc-mt-"));
     try {
       const translated = await mapInOrder(plan.chunks, concurrency, async (chunk, index) => {
         const out = await translateChunk(route, chunk, signal, scratchDir);
@@ -246,13 +268,13 @@ async function listModes(binary: string, modesDir: string, log: Logger): Promise
   }
 }
 
-function apertiumFailure(result: FileStdinResult, mode: string): Error | undefined {
+function apertiumFailure(result: ProcessResult, mode: string): Error | undefined {
   if (result.spawnError) {
     return new MtEngineUnavailableError(`The Apertium translator could not be started (${result.spawnError.code ?? result.spawnError.message}).`, { cause: result.spawnError });
   }
   if (result.aborted) return cancelled(undefined);
   if (result.timedOut) {
-    return new TranslationError("TRANSLATION_FAILED", "The Apertium translator took too long and was stopped.", { details: result.stderrTail, retryable: true });
+    return new TranslationError("TRANSLATION_FAILED", "The Apertium translator took too long and was stopped.", { details: result.stderrTail });
   }
   if (ranOutOfMemory(result)) {
     return new TranslationError("TRANSLATION_OUT_OF_MEMORY", `The Apertium translator stopped: ${outOfMemoryReason(result.memoryLimitBytes)}.`, { details: result.stderrTail });

@@ -1,3 +1,5 @@
+import { CodedError, type CodedErrorOptions } from "@voiceloc/errors";
+
 export type MtErrorCode =
   | "MT_ENGINE_UNAVAILABLE"
   | "MT_CONFIG_INVALID"
@@ -12,29 +14,15 @@ export type MtErrorCode =
   | "TRANSLATION_SERVICE_TIMEOUT"
   | "TRANSLATION_SERVICE_BAD_RESPONSE";
 
-export interface MtErrorOptions {
-  cause?: unknown;
-  /** True when trying again later may succeed (service busy, timeout). */
-  retryable?: boolean;
-}
-
 /** Base of every machine translation error. Messages are plain words meant for end users. */
-export class MtError extends Error {
+export class MtError extends CodedError<MtErrorCode> {
   override name = "MtError";
-  readonly code: MtErrorCode;
-  readonly retryable: boolean;
-
-  constructor(code: MtErrorCode, message: string, options: MtErrorOptions = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.code = code;
-    this.retryable = options.retryable ?? false;
-  }
 }
 
 /** A translation engine (program, language data or service settings) is missing or unusable. */
 export class MtEngineUnavailableError extends MtError {
   override name = "MtEngineUnavailableError";
-  constructor(message: string, options: MtErrorOptions = {}) {
+  constructor(message: string, options: CodedErrorOptions = {}) {
     super("MT_ENGINE_UNAVAILABLE", message, options);
   }
 }
@@ -42,7 +30,7 @@ export class MtEngineUnavailableError extends MtError {
 /** A translation engine was configured with invalid settings. */
 export class MtConfigError extends MtError {
   override name = "MtConfigError";
-  constructor(message: string, options: MtErrorOptions = {}) {
+  constructor(message: string, options: CodedErrorOptions = {}) {
     super("MT_CONFIG_INVALID", message, options);
   }
 }
@@ -63,7 +51,7 @@ export class TranslationNotSupportedError extends MtError {
 export class TranslationError extends MtError {
   override name = "TranslationError";
   readonly details: readonly string[];
-  constructor(code: MtErrorCode, message: string, options: MtErrorOptions & { details?: readonly string[] } = {}) {
+  constructor(code: MtErrorCode, message: string, options: CodedErrorOptions & { details?: readonly string[] } = {}) {
     super(code, message, options);
     this.details = options.details ?? [];
   }
@@ -75,7 +63,7 @@ export class TranslationServiceError extends MtError {
   readonly status: number | undefined;
   /** How long the service asked to wait before trying again (from Retry-After), if it said. */
   readonly retryAfterMs: number | undefined;
-  constructor(code: MtErrorCode, message: string, options: MtErrorOptions & { status?: number; retryAfterMs?: number | undefined } = {}) {
+  constructor(code: MtErrorCode, message: string, options: CodedErrorOptions & { status?: number; retryAfterMs?: number | undefined } = {}) {
     super(code, message, options);
     this.status = options.status;
     this.retryAfterMs = options.retryAfterMs;

@@ -7,7 +7,6 @@ export {
   TranslationNotSupportedError,
   TranslationServiceError,
   type MtErrorCode,
-  type MtErrorOptions,
 } from "./errors.ts";
 export { assembleChunks, planChunks, type ChunkPlan, type TranslationChunk } from "./chunk.ts";
 export {

@@ -188,28 +188,28 @@ describe("OpenAI-compatible translator", () => {
       .translate({ text: "Hello.", source: "English", target: "French" })
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TranslationServiceError);
-    expect(error).toMatchObject({ name: "TranslationServiceError", code: "TRANSLATION_SERVICE_AUTH", status: 401, retryable: false });
+    expect(error).toMatchObject({ name: "TranslationServiceError", code: "TRANSLATION_SERVICE_AUTH", status: 401 });
     expect((error as Error).message).toBe(`The translation service at ${new URL(baseUrl).host} refused the API key (HTTP 401): Incorrect API key provided.`);
     expect((error as Error).message).not.toContain("sk-wrong");
   });
 
-  it("maps rate limiting and server errors to retryable errors", async () => {
+  it("maps rate limiting and server errors to their own codes, with the wait the service asked for", async () => {
     mode = "rate-limited";
     const limited = await translator()
       .translate({ text: "Hello.", source: "English", target: "French" })
       .catch((e: unknown) => e);
-    expect(limited).toMatchObject({ code: "TRANSLATION_SERVICE_RATE_LIMITED", status: 429, retryable: true, retryAfterMs: 7000 });
+    expect(limited).toMatchObject({ code: "TRANSLATION_SERVICE_RATE_LIMITED", status: 429, retryAfterMs: 7000 });
     mode = "overloaded";
     const overloaded = await translator()
       .translate({ text: "Hello.", source: "English", target: "French" })
       .catch((e: unknown) => e);
-    expect(overloaded).toMatchObject({ code: "TRANSLATION_SERVICE_UNAVAILABLE", status: 503, retryable: true });
+    expect(overloaded).toMatchObject({ code: "TRANSLATION_SERVICE_UNAVAILABLE", status: 503 });
     expect((overloaded as Error).message).toContain("HTTP 503");
     mode = "bad-request";
     const rejected = await translator()
       .translate({ text: "Hello.", source: "English", target: "French" })
       .catch((e: unknown) => e);
-    expect(rejected).toMatchObject({ code: "TRANSLATION_SERVICE_REJECTED", status: 400, retryable: false });
+    expect(rejected).toMatchObject({ code: "TRANSLATION_SERVICE_REJECTED", status: 400 });
     expect((rejected as Error).message).toContain("maximum context length");
   });
 
@@ -230,13 +230,13 @@ describe("OpenAI-compatible translator", () => {
     expect((error as Error).message).toContain('model "nope"');
   });
 
-  it("gives up after the time limit with a retryable timeout error", async () => {
+  it("gives up after the time limit with a timeout error", async () => {
     mode = "hang";
     const error = await translator({ timeoutMs: 300 })
       .translate({ text: "Hello.", source: "English", target: "French" })
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TranslationServiceError);
-    expect(error).toMatchObject({ code: "TRANSLATION_SERVICE_TIMEOUT", retryable: true });
+    expect(error).toMatchObject({ code: "TRANSLATION_SERVICE_TIMEOUT" });
     expect((error as Error).message).toMatch(/did not answer within/);
   });
 
@@ -250,7 +250,7 @@ describe("OpenAI-compatible translator", () => {
     controller.abort();
     const error = await pending;
     expect(error).toBeInstanceOf(TranslationError);
-    expect(error).toMatchObject({ code: "TRANSLATION_CANCELLED", retryable: false });
+    expect(error).toMatchObject({ code: "TRANSLATION_CANCELLED" });
   });
 
   it("reports malformed answers", async () => {
@@ -270,7 +270,7 @@ describe("OpenAI-compatible translator", () => {
     }
   });
 
-  it("reports an unreachable service as retryable", async () => {
+  it("reports an unreachable service as unavailable", async () => {
     const closed = createServer();
     await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
     const port = (closed.address() as AddressInfo).port;
@@ -278,7 +278,7 @@ describe("OpenAI-compatible translator", () => {
     const error = await translator({ baseUrl: `http://127.0.0.1:${port}` })
       .translate({ text: "Hello.", source: "English", target: "French" })
       .catch((e: unknown) => e);
-    expect(error).toMatchObject({ code: "TRANSLATION_SERVICE_UNAVAILABLE", retryable: true });
+    expect(error).toMatchObject({ code: "TRANSLATION_SERVICE_UNAVAILABLE" });
   });
 
   it("refuses pairs outside its languages and bad settings", async () => {

@@ -157,11 +157,10 @@ export function createOpenAiTranslator(options: OpenAiTranslatorOptions): MtEngi
       if (timeout.aborted) {
         return new TranslationServiceError("TRANSLATION_SERVICE_TIMEOUT", `The translation service at ${serviceName} did not answer within ${Math.round(timeoutMs / 1000)} seconds.`, {
           cause: error,
-          retryable: true,
         });
       }
       if (error instanceof TranslationServiceError) return error;
-      return new TranslationServiceError("TRANSLATION_SERVICE_UNAVAILABLE", `The translation service at ${serviceName} could not be reached.`, { cause: error, retryable: true });
+      return new TranslationServiceError("TRANSLATION_SERVICE_UNAVAILABLE", `The translation service at ${serviceName} could not be reached.`, { cause: error });
     };
 
     let response: Response;
@@ -207,11 +206,11 @@ export function createOpenAiTranslator(options: OpenAiTranslatorOptions): MtEngi
         throw new TranslationServiceError(
           "TRANSLATION_SERVICE_RATE_LIMITED",
           finishSentence(`The translation service at ${serviceName} is rate limiting requests or the quota is used up (HTTP 429)${said}`),
-          { status, retryable: true, retryAfterMs: retryAfter(response.headers.get("retry-after")) },
+          { status, retryAfterMs: retryAfter(response.headers.get("retry-after")) },
         );
       }
       if (status === 408) {
-        throw new TranslationServiceError("TRANSLATION_SERVICE_TIMEOUT", finishSentence(`The translation service at ${serviceName} timed out (HTTP 408)${said}`), { status, retryable: true });
+        throw new TranslationServiceError("TRANSLATION_SERVICE_TIMEOUT", finishSentence(`The translation service at ${serviceName} timed out (HTTP 408)${said}`), { status });
       }
       if (status === 404) {
         throw new TranslationServiceError(
@@ -223,7 +222,6 @@ export function createOpenAiTranslator(options: OpenAiTranslatorOptions): MtEngi
       if (status >= 500) {
         throw new TranslationServiceError("TRANSLATION_SERVICE_UNAVAILABLE", finishSentence(`The translation service at ${serviceName} failed (HTTP ${status})${said}`), {
           status,
-          retryable: true,
           retryAfterMs: retryAfter(response.headers.get("retry-after")),
         });
       }

@@ -1,3 +1,4 @@
+import { CodedError, type CodedErrorOptions } from "@voiceloc/errors";
 import { MediaError } from "@voiceloc/media";
 
 export type SttErrorCode =
@@ -17,29 +18,15 @@ export type SttErrorCode =
   | "RECOGNITION_SERVICE_TIMEOUT"
   | "RECOGNITION_SERVICE_BAD_RESPONSE";
 
-export interface SttErrorOptions {
-  cause?: unknown;
-  /** True when trying again later may succeed (service busy, timeout). */
-  retryable?: boolean;
-}
-
 /** Base of every speech recognition error. Messages are plain words meant for end users. */
-export class SttError extends Error {
+export class SttError extends CodedError<SttErrorCode> {
   override name = "SttError";
-  readonly code: SttErrorCode;
-  readonly retryable: boolean;
-
-  constructor(code: SttErrorCode, message: string, options: SttErrorOptions = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.code = code;
-    this.retryable = options.retryable ?? false;
-  }
 }
 
 /** A recognition engine (program, model files or service settings) is missing or unusable. */
 export class SttEngineUnavailableError extends SttError {
   override name = "SttEngineUnavailableError";
-  constructor(message: string, options: SttErrorOptions = {}) {
+  constructor(message: string, options: CodedErrorOptions = {}) {
     super("STT_ENGINE_UNAVAILABLE", message, options);
   }
 }
@@ -47,7 +34,7 @@ export class SttEngineUnavailableError extends SttError {
 /** A recognition engine was configured with invalid settings. */
 export class SttConfigError extends SttError {
   override name = "SttConfigError";
-  constructor(message: string, options: SttErrorOptions = {}) {
+  constructor(message: string, options: CodedErrorOptions = {}) {
     super("STT_CONFIG_INVALID", message, options);
   }
 }
@@ -67,7 +54,7 @@ export class RecognitionError extends SttError {
   override name = "RecognitionError";
   /** Last diagnostic lines of the engine, for logs (not for users). */
   readonly details: readonly string[];
-  constructor(code: SttErrorCode, message: string, options: SttErrorOptions & { details?: readonly string[] } = {}) {
+  constructor(code: SttErrorCode, message: string, options: CodedErrorOptions & { details?: readonly string[] } = {}) {
     super(code, message, options);
     this.details = options.details ?? [];
   }
@@ -77,7 +64,7 @@ export class RecognitionError extends SttError {
 export class RecognitionServiceError extends SttError {
   override name = "RecognitionServiceError";
   readonly status: number | undefined;
-  constructor(code: SttErrorCode, message: string, options: SttErrorOptions & { status?: number } = {}) {
+  constructor(code: SttErrorCode, message: string, options: CodedErrorOptions & { status?: number } = {}) {
     super(code, message, options);
     this.status = options.status;
   }

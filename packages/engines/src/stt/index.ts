@@ -7,7 +7,6 @@ export {
   SttEngineUnavailableError,
   SttError,
   type SttErrorCode,
-  type SttErrorOptions,
 } from "./errors.ts";
 export {
   buildTranscript,

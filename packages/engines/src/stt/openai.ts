@@ -245,13 +245,12 @@ export function createOpenAiTranscriber(options: OpenAiTranscriberOptions): SttE
           return new RecognitionServiceError(
             "RECOGNITION_SERVICE_TIMEOUT",
             `The speech recognition service at ${serviceName} did not answer within ${Math.round(timeoutMs / 1000)} seconds.`,
-            { cause: error, retryable: true },
+            { cause: error },
           );
         }
         if (error instanceof RecognitionServiceError) return error;
         return new RecognitionServiceError("RECOGNITION_SERVICE_UNAVAILABLE", `The speech recognition service at ${serviceName} could not be reached.`, {
           cause: error,
-          retryable: true,
         });
       };
 
@@ -287,7 +286,7 @@ export function createOpenAiTranscriber(options: OpenAiTranscriberOptions): SttE
           throw new RecognitionServiceError(
             "RECOGNITION_SERVICE_RATE_LIMITED",
             endSentence(`${who} is rate limiting requests or the quota is used up (HTTP 429)${said}`),
-            { status, retryable: true },
+            { status },
           );
         }
         if (status === 404) {
@@ -298,7 +297,7 @@ export function createOpenAiTranscriber(options: OpenAiTranscriberOptions): SttE
           );
         }
         if (status === 408 || status >= 500) {
-          throw new RecognitionServiceError("RECOGNITION_SERVICE_UNAVAILABLE", endSentence(`${who} failed (HTTP ${status})${said}`), { status, retryable: true });
+          throw new RecognitionServiceError("RECOGNITION_SERVICE_UNAVAILABLE", endSentence(`${who} failed (HTTP ${status})${said}`), { status });
         }
         throw new RecognitionServiceError("RECOGNITION_SERVICE_REJECTED", endSentence(`${who} refused the request (HTTP ${status})${said}`), { status });
       }

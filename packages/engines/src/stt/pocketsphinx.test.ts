@@ -145,7 +145,6 @@ describe("pocketsphinx engine", () => {
     await expect(engine.transcribe({ path: silentVideo, language: "English" })).rejects.toMatchObject({
       name: "RecognitionError",
       code: "RECOGNITION_MEDIA_UNUSABLE",
-      retryable: false,
     });
     await expect(engine.transcribe({ path: join(dir, "missing.wav"), language: "English" })).rejects.toMatchObject({
       code: "RECOGNITION_MEDIA_UNUSABLE",

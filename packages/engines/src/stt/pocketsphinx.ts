@@ -225,7 +225,7 @@ export async function createPocketsphinxEngine(options: PocketsphinxOptions): Pr
       }
       if (result.aborted) throw cancelled();
       if (result.timedOut) {
-        throw new RecognitionError("RECOGNITION_FAILED", "Speech recognition took too long and was stopped.", { retryable: true, details: await logErrors(logFile) });
+        throw new RecognitionError("RECOGNITION_FAILED", "Speech recognition took too long and was stopped.", { details: await logErrors(logFile) });
       }
       if (ranOutOfMemory(result)) {
         log.warn({ exitCode: result.exitCode, signal: result.exitSignal, stderr: result.stderrTail.slice(-3) }, "pocketsphinx ran out of memory");

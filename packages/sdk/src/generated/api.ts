@@ -214,7 +214,7 @@ export interface paths {
          *
          *     Works whichever gateway holds the stream. Event ids rise strictly and are derived from the record, so `Last-Event-ID` resumes on any gateway without repeats; when it already covers the final event the answer is `204` (an EventSource stops reconnecting).
          *
-         *     A `: heartbeat` comment is written every `SSE_HEARTBEAT_MS` (15 s by default) so proxies keep the connection; at most `SSE_MAX_STREAMS_PER_ACCOUNT` (100) streams per account are open at once on one gateway process (429 beyond).
+         *     A `: heartbeat` comment is written every `SSE_HEARTBEAT_MS` (15 s by default) so proxies keep the connection; at most `SSE_MAX_STREAMS_PER_ACCOUNT` (100) streams per account are open at once, counted across every gateway (429 beyond).
          */
         get: operations["stream_audio_book_events"];
         put?: never;
@@ -238,7 +238,7 @@ export interface paths {
          *
          *     Works whichever gateway holds the stream. Event ids rise strictly and are derived from the record, so `Last-Event-ID` resumes on any gateway without repeats; when it already covers the final event the answer is `204` (an EventSource stops reconnecting).
          *
-         *     A `: heartbeat` comment is written every `SSE_HEARTBEAT_MS` (15 s by default) so proxies keep the connection; at most `SSE_MAX_STREAMS_PER_ACCOUNT` (100) streams per account are open at once on one gateway process (429 beyond).
+         *     A `: heartbeat` comment is written every `SSE_HEARTBEAT_MS` (15 s by default) so proxies keep the connection; at most `SSE_MAX_STREAMS_PER_ACCOUNT` (100) streams per account are open at once, counted across every gateway (429 beyond).
          */
         get: operations["stream_voice_stream_events"];
         put?: never;
@@ -262,7 +262,7 @@ export interface paths {
          *
          *     Works whichever gateway holds the stream. Event ids rise strictly and are derived from the record, so `Last-Event-ID` resumes on any gateway without repeats; when it already covers the final event the answer is `204` (an EventSource stops reconnecting).
          *
-         *     A `: heartbeat` comment is written every `SSE_HEARTBEAT_MS` (15 s by default) so proxies keep the connection; at most `SSE_MAX_STREAMS_PER_ACCOUNT` (100) streams per account are open at once on one gateway process (429 beyond).
+         *     A `: heartbeat` comment is written every `SSE_HEARTBEAT_MS` (15 s by default) so proxies keep the connection; at most `SSE_MAX_STREAMS_PER_ACCOUNT` (100) streams per account are open at once, counted across every gateway (429 beyond).
          */
         get: operations["stream_subtitle_events"];
         put?: never;
@@ -2275,7 +2275,7 @@ export interface operations {
                     "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
-            /** @description Too many requests for this credential (API key, or access token subject). `Retry-After` says how many seconds to wait; `RateLimit` and `RateLimit-Policy` (draft-ietf-httpapi-ratelimit-headers) describe the budget, and successful responses carry them too. Also: the account already holds `SSE_MAX_STREAMS_PER_ACCOUNT` open event streams on this gateway process. */
+            /** @description Too many requests for this credential (API key, or access token subject). `Retry-After` says how many seconds to wait; `RateLimit` and `RateLimit-Policy` (draft-ietf-httpapi-ratelimit-headers) describe the budget, and successful responses carry them too. Also: the account already holds `SSE_MAX_STREAMS_PER_ACCOUNT` open event streams (on any gateway). */
             429: {
                 headers: {
                     /** @description Seconds until a request is allowed again. */
@@ -2402,7 +2402,7 @@ export interface operations {
                     "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
-            /** @description Too many requests for this credential (API key, or access token subject). `Retry-After` says how many seconds to wait; `RateLimit` and `RateLimit-Policy` (draft-ietf-httpapi-ratelimit-headers) describe the budget, and successful responses carry them too. Also: the account already holds `SSE_MAX_STREAMS_PER_ACCOUNT` open event streams on this gateway process. */
+            /** @description Too many requests for this credential (API key, or access token subject). `Retry-After` says how many seconds to wait; `RateLimit` and `RateLimit-Policy` (draft-ietf-httpapi-ratelimit-headers) describe the budget, and successful responses carry them too. Also: the account already holds `SSE_MAX_STREAMS_PER_ACCOUNT` open event streams (on any gateway). */
             429: {
                 headers: {
                     /** @description Seconds until a request is allowed again. */
@@ -2529,7 +2529,7 @@ export interface operations {
                     "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
-            /** @description Too many requests for this credential (API key, or access token subject). `Retry-After` says how many seconds to wait; `RateLimit` and `RateLimit-Policy` (draft-ietf-httpapi-ratelimit-headers) describe the budget, and successful responses carry them too. Also: the account already holds `SSE_MAX_STREAMS_PER_ACCOUNT` open event streams on this gateway process. */
+            /** @description Too many requests for this credential (API key, or access token subject). `Retry-After` says how many seconds to wait; `RateLimit` and `RateLimit-Policy` (draft-ietf-httpapi-ratelimit-headers) describe the budget, and successful responses carry them too. Also: the account already holds `SSE_MAX_STREAMS_PER_ACCOUNT` open event streams (on any gateway). */
             429: {
                 headers: {
                     /** @description Seconds until a request is allowed again. */

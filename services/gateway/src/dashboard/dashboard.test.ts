@@ -472,7 +472,7 @@ describe("work pages", () => {
     for (let i = 0; i < 22; i++) liveIds.push(((await (await t.request("POST", "/v1/voices/streams", { key: live, body })).json()) as { id: string }).id);
     const sandboxId = ((await (await t.request("POST", "/v1/voices/streams", { key: sandbox, body })).json()) as { id: string }).id;
     const failedId = liveIds[0] as string;
-    await t.gateway.deps.voiceStreams.failIfUnfinished(failedId, "The recording <could not> be decoded.", new Date().toISOString());
+    await t.gateway.deps.records["voice-stream"].failIfUnfinished(failedId, "The recording <could not> be decoded.", new Date().toISOString());
 
     const first = await (await client.get("/dashboard/voice-streams?space=live")).text();
     expect(first.match(/data-record=/g)).toHaveLength(20);
@@ -503,7 +503,7 @@ describe("work pages", () => {
     const sandbox = shownKey(await (await owner.submit("/dashboard/keys", "/dashboard/keys", { label: "sse", mode: "sandbox" })).text()) as string;
     const { id } = (await (await t.request("POST", "/v1/audio_books/", { key: sandbox, body: { file: "b.txt", name: "B", source_language: "English", target_language: "English" } })).json()) as { id: string };
     expect((await t.gateway.app.request(`http://api.test/dashboard/events/audiobook/${id}?space=sandbox`)).status).toBe(401);
-    await t.gateway.deps.audioBooks.failIfUnfinished(id, "no words", new Date().toISOString());
+    await t.gateway.deps.records.audiobook.failIfUnfinished(id, "no words", new Date().toISOString());
     const stream = await owner.get(`/dashboard/events/audiobook/${id}?space=sandbox`);
     expect(stream.status).toBe(200);
     expect(stream.headers.get("content-type")).toContain("text/event-stream");
@@ -556,7 +556,7 @@ describe("new audio book from a text file", () => {
     const location = res.headers.get("location") ?? "";
     expect(location).toMatch(/^\/dashboard\/audio-books\/[0-9a-f-]{36}\?space=sandbox$/);
     const id = location.split("/")[3]?.split("?")[0] as string;
-    const doc = await t.gateway.deps.audioBooks.getOwned("sandbox:kim@example.com", id);
+    const doc = await t.gateway.deps.records.audiobook.getOwned("sandbox:kim@example.com", id);
     expect(doc?.file).toMatch(/^upload:/);
     expect(doc?.name).toBe("Uploaded book");
     expect((await client.get(location)).status).toBe(200);

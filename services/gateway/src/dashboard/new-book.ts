@@ -9,14 +9,15 @@ import { bodyLimit } from "hono/body-limit";
 import { uploadBlobKey } from "@voiceloc/blobs";
 import { LANGUAGES, type Language } from "@voiceloc/contracts";
 import type { GatewayApp } from "../http/context.ts";
-import type { GatewayDeps } from "../app.ts";
-import { HttpProblem, ValueError422 } from "../http/errors.ts";
+import type { GatewayDeps } from "../deps.ts";
+import { HttpProblem, TooManyRequestsError, ValueError422 } from "../http/errors.ts";
 import { uuidv7 } from "../records/ids.ts";
 import { newTaskFields, type AudioBookDoc } from "../records/kinds.ts";
-import { checkCapabilities, checkFileReference } from "../routes/shared.ts";
+import { storeTask } from "../records/sandbox-tasks.ts";
+import { checkCapabilities, checkFileReference } from "../records/shared.ts";
 import { cleanFilename, storeUpload } from "../uploads/intake.ts";
 import type { UploadDoc } from "../uploads/repository.ts";
-import type { DashboardDeps, DashboardKit } from "./routes.ts";
+import type { DashboardDeps, DashboardKit } from "./kit.ts";
 import { notice, type Markup } from "./views.ts";
 import { ownerFor, spaceOf, type Space } from "./work.ts";
 
@@ -88,12 +89,6 @@ export function registerNewBook(app: GatewayApp, deps: GatewayDeps, d: Dashboard
       if (values.space === "live" && d.liveKeys === "approval" && !(await d.accounts.liveApproved(session.account_id))) {
         return again(403, "Your live space opens once an operator approves the account; use the sandbox meanwhile.");
       }
-      if (values.space === "sandbox" && deps.sandbox) {
-        const counts = await Promise.all([deps.audioBooks, deps.voiceStreams, deps.subtitles].map((repo) => repo.countUnfinished(owner)));
-        if (counts.reduce((a, b) => a + b, 0) >= deps.sandbox.maxTasksInFlight) {
-          return again(429, `The sandbox may have at most ${deps.sandbox.maxTasksInFlight} unfinished tasks at once: wait for one to finish.`);
-        }
-      }
 
       // the upload, as POST /v1/uploads stores one
       const uploads = deps.uploads;
@@ -158,7 +153,12 @@ export function registerNewBook(app: GatewayApp, deps: GatewayDeps, d: Dashboard
         preset_voice_name: values.voice === "" ? null : values.voice,
         voice_clone_sample: null,
       };
-      await deps.audioBooks.create(doc);
+      try {
+        await storeTask(deps.sandboxTasks, "audiobook", deps.records.audiobook, doc);
+      } catch (error) {
+        if (error instanceof TooManyRequestsError) return again(429, `The sandbox may have at most ${deps.sandboxTasks?.limit} unfinished tasks at once: wait for one to finish.`);
+        throw error;
+      }
       try {
         await deps.dispatcher.dispatch("audiobook", doc);
       } catch (error) {

@@ -11,39 +11,20 @@ import { bodyLimit } from "hono/body-limit";
 import { html } from "hono/html";
 import { getCookie, setCookie, deleteCookie } from "hono/cookie";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import type { GatewayDeps } from "../app.ts";
+import type { GatewayDeps } from "../deps.ts";
+import type { DashboardDeps, DashboardKit } from "./kit.ts";
+import type { ApiKeyRepository } from "../auth/api-keys.ts";
 import type { GatewayApp, GatewayEnv } from "../http/context.ts";
 import { requestLog } from "../http/context.ts";
-import type { AccountRepository } from "../accounts/accounts.ts";
 import { AccountExistsError, PASSWORD_MIN_LENGTH, normaliseEmail, passwordProblem } from "../accounts/accounts.ts";
-import type { SessionDoc, SessionStore } from "../accounts/sessions.ts";
+import type { SessionDoc } from "../accounts/sessions.ts";
 import { sameSecret } from "../accounts/sessions.ts";
-import type { LoginThrottle } from "../accounts/throttle.ts";
-import type { AccountNotices } from "../accounts/notices.ts";
-import type { PasswordResets } from "../accounts/resets.ts";
-import type { ApiKeyRepository } from "../auth/api-keys.ts";
 import { KEY_CACHE_TTL_MS } from "../auth/authenticator.ts";
 import { APP_JS, STYLE_CSS } from "./assets.ts";
 import { registerWorkPages } from "./work.ts";
 import { registerNewBook } from "./new-book.ts";
 import { SIGNED_UP, keysPage, layout, loginForm, notice, resetForm, revokeConfirm, signupAttemptNotice, signupForm, type Markup } from "./views.ts";
-
-export interface DashboardDeps {
-  accounts: AccountRepository;
-  sessions: SessionStore;
-  throttle: LoginThrottle;
-  /** What an account is told at its next visit (a sign-up tried with its email address). */
-  notices: AccountNotices;
-  resets: PasswordResets;
-  keys: ApiKeyRepository;
-  /** SIGNUP=open. */
-  signup: boolean;
-  liveKeys: "open" | "approval";
-  /** X-Forwarded-For names the client (TRUST_PROXY=true). */
-  trustProxy: boolean;
-  /** Forgets this process's cache of verified keys (after a revocation). */
-  forgetKeys: () => void;
-}
+import { createRouter } from "../http/router.ts";
 
 export const CSP =
   "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; media-src 'self'; connect-src 'self'; " +
@@ -63,14 +44,9 @@ const FORM_MAX_BYTES = 64 * 1024;
 type Ctx = Context<GatewayEnv>;
 
 /** What the dashboard's page modules share: the session, rendering and form checks. */
-export interface DashboardKit {
-  current(c: Ctx): Promise<SessionDoc | null>;
-  signedIn(c: Ctx): Promise<SessionDoc | Response>;
-  postedForm(c: Ctx): Promise<{ session: SessionDoc; form: Record<string, string>; files: Record<string, File> } | Response>;
-  render(c: Ctx, status: ContentfulStatusCode, title: string, session: SessionDoc | null, body: Markup): Response | Promise<Response>;
-}
 
-export function registerDashboard(app: GatewayApp, deps: GatewayDeps, d: DashboardDeps): void {
+export function dashboardRoutes(deps: GatewayDeps, d: DashboardDeps): GatewayApp {
+  const app = createRouter();
   const secureCookies = deps.publicBaseUrl.startsWith("https:");
   const cookieName = (c: Ctx) => (isSecure(c) ? "__Host-vl_session" : "vl_session");
   const isSecure = (c: Ctx) =>
@@ -358,4 +334,5 @@ export function registerDashboard(app: GatewayApp, deps: GatewayDeps, d: Dashboa
       keysPage({ csrf: session.csrf, keys, created, message, liveAwaitsApproval, cacheSeconds: Math.ceil(KEY_CACHE_TTL_MS / 1000) }),
     );
   }
+  return app;
 }

@@ -10,31 +10,15 @@
 import { html } from "hono/html";
 import { LANGUAGES, LANGUAGE_CODES, TASK_STATUSES, sandboxOwner, type Language, type TaskKind, type TaskStatus } from "@voiceloc/contracts";
 import type { GatewayApp } from "../http/context.ts";
-import type { GatewayDeps } from "../app.ts";
+import type { GatewayDeps } from "../deps.ts";
 import { HttpProblem, ValueError422 } from "../http/errors.ts";
-import { recordEventStream } from "../http/sse.ts";
-import { InvalidCursorError, type TaskDoc, type TaskRepository } from "../records/repository.ts";
-import type { AudioBookDoc, SubtitleDoc, VoiceStreamDoc } from "../records/kinds.ts";
+import { recordEventStream } from "../records/sse.ts";
+import { InvalidCursorError, type TaskDoc } from "../records/repository.ts";
+import { KIND_LIST, type AudioBookDoc, type SubtitleDoc, type VoiceStreamDoc } from "../records/kinds.ts";
 import { notice, type Markup } from "./views.ts";
-import type { DashboardKit } from "./routes.ts";
+import type { DashboardKit } from "./kit.ts";
 
 export type Space = "live" | "sandbox";
-
-interface KindPage {
-  kind: TaskKind;
-  slug: string;
-  title: string;
-  singular: string;
-  repo: (deps: GatewayDeps) => TaskRepository<TaskDoc>;
-  /** The media element of a finished record's result. */
-  player: "audio" | "video";
-}
-
-export const KIND_PAGES: KindPage[] = [
-  { kind: "audiobook", slug: "audio-books", title: "Audio books", singular: "Audio book", repo: (d) => d.audioBooks as unknown as TaskRepository<TaskDoc>, player: "audio" },
-  { kind: "voice-stream", slug: "voice-streams", title: "Voice streams", singular: "Voice stream", repo: (d) => d.voiceStreams as unknown as TaskRepository<TaskDoc>, player: "audio" },
-  { kind: "subtitle", slug: "subtitles", title: "Subtitle jobs", singular: "Subtitle job", repo: (d) => d.subtitles as unknown as TaskRepository<TaskDoc>, player: "video" },
-];
 
 const PAGE_SIZE = 20;
 /** The most of a subtitle file a record page shows. */
@@ -75,7 +59,9 @@ function spaceSwitch(path: string, space: Space, extra = ""): Markup {
 }
 
 export function registerWorkPages(app: GatewayApp, deps: GatewayDeps, kit: DashboardKit): void {
-  for (const page of KIND_PAGES) {
+  for (const spec of KIND_LIST) {
+    const page = { kind: spec.kind, ...spec.dashboard };
+    const docs = deps.reads[spec.kind].docs;
     app.get(`/dashboard/${page.slug}`, async (c) => {
       const session = await kit.signedIn(c);
       if (session instanceof Response) return session;
@@ -86,7 +72,7 @@ export function registerWorkPages(app: GatewayApp, deps: GatewayDeps, kit: Dashb
       const cursor = c.req.query("cursor") || undefined;
       let listed: { items: TaskDoc[]; nextCursor: string | null };
       try {
-        listed = await page.repo(deps).list(ownerFor(account, space), { limit: PAGE_SIZE, cursor, taskStatus: status });
+        listed = await docs.list(ownerFor(account, space), { limit: PAGE_SIZE, cursor, taskStatus: status });
       } catch (error) {
         if (!(error instanceof InvalidCursorError)) throw error;
         return kit.render(c, 422, page.title, session, notice("error", "That page link is not valid any more: start from the first page."));
@@ -128,7 +114,7 @@ ${next ? html`<p><a href="${next}" rel="next">Next page</a></p>` : ""}`;
       const id = c.req.param("id");
       if (id === "new") return c.notFound();
       const space = spaceOf(c.req.query("space"));
-      const doc = UUID.test(id) ? await page.repo(deps).getOwned(ownerFor(session.account_id ?? "", space), id) : null;
+      const doc = UUID.test(id) ? await docs.getOwned(ownerFor(session.account_id ?? "", space), id) : null;
       if (!doc) return kit.render(c, 404, page.singular, session, notice("error", `No such ${page.singular.toLowerCase()} among the ${space} records.`));
       const { name, languages } = describe(doc);
       const subtitleKey = page.kind === "subtitle" ? (doc as SubtitleDoc).subtitle_key : null;
@@ -162,7 +148,7 @@ ${subtitleText !== null ? html`<h2>Subtitles</h2><pre class="subtitles" tabindex
     if (!session?.account_id) return c.text("Sign in first.", 401);
     const kind = c.req.param("kind") as TaskKind;
     const id = c.req.param("id");
-    if (!KIND_PAGES.some((p) => p.kind === kind) || !UUID.test(id)) return c.text("Not Found", 404);
+    if (!KIND_LIST.some((spec) => spec.kind === kind) || !UUID.test(id)) return c.text("Not Found", 404);
     return recordEventStream(c, deps, { kind, ownerId: ownerFor(session.account_id, spaceOf(c.req.query("space"))), id });
   });
 

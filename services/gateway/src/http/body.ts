@@ -1,10 +1,10 @@
 import type { MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import { parseJsonBody } from "@voiceloc/contracts";
+import { codePointIndex, parseJsonBody } from "@voiceloc/contracts";
 import { HttpProblem } from "./errors.ts";
 import type { GatewayEnv } from "./context.ts";
 import { requestHeader, respond } from "./respond.ts";
-import { MAX_JSON_DEPTH, boundedInput, codePointIndex, excessNestingAt } from "./limits.ts";
+import { MAX_JSON_DEPTH, boundedInput, excessNestingAt } from "./limits.ts";
 
 const JSON_TYPE = /^application\/([a-z0-9.+-]*\+)?json(\s*;.*)?$/i;
 /** The methods whose requests carry a body to read. */

@@ -168,7 +168,7 @@ describe("a client that closes the connection before its body arrived", () => {
     expect(countOf(metrics, "POST", "/v1/audio_books/", 422)).toBe(0);
     expect(alarming()).toEqual([]);
     expect(lines.filter((l) => l.path === "/v1/audio_books/")).toEqual([expect.objectContaining({ level: "info", msg: "client closed the request", status: 499 })]);
-    expect(await gateway.deps.audioBooks.countUnfinished("alice")).toBe(0);
+    expect(await gateway.deps.records.audiobook.countUnfinished("alice")).toBe(0);
   });
 
   it("a request read whole still gets its answer (the same connection code path, no client gone)", async () => {

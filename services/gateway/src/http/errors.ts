@@ -1,14 +1,33 @@
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 
 /**
+ * Every code an HTTP problem may carry (closed: a new kind of problem is added here). One code per
+ * status where the status says it all; 429 is always `too_many_requests`, whatever the limit.
+ */
+export type HttpProblemCode =
+  | "unauthorized"
+  | "forbidden"
+  | "not_found"
+  | "conflict"
+  | "too_many_webhooks"
+  | "payload_too_large"
+  | "unsupported_media_type"
+  | "validation"
+  | "too_many_requests"
+  | "capabilities_failed"
+  | "synthesis_failed"
+  | "voices_failed"
+  | "unavailable";
+
+/**
  * Errors the HTTP edge knows how to answer. Anything else becomes a 500 with
  * a generic body (and a log line with the cause): a client's mistake is never a 500.
  */
 export class HttpProblem extends Error {
   readonly status: ContentfulStatusCode;
-  readonly code: string;
+  readonly code: HttpProblemCode;
   readonly headers: Record<string, string>;
-  constructor(status: ContentfulStatusCode, code: string, detail: string, options?: { headers?: Record<string, string>; cause?: unknown }) {
+  constructor(status: ContentfulStatusCode, code: HttpProblemCode, detail: string, options?: { headers?: Record<string, string>; cause?: unknown }) {
     super(detail, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = "HttpProblem";
     this.status = status;
@@ -41,7 +60,7 @@ export class ForbiddenError extends HttpProblem {
 
 /**
  * 429 Too Many Requests, `{"detail": "..."}`: the one class of every 429 (the rate limit, the sandbox's
- * tasks in flight). `Retry-After` (whole seconds) and any other header fields (the rate limit's
+ * tasks in flight, open event streams). `Retry-After` (whole seconds) and any other header fields (the rate limit's
  * `RateLimit`, `RateLimit-Policy`) are answered with it.
  */
 export class TooManyRequestsError extends HttpProblem {

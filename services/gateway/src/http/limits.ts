@@ -47,20 +47,6 @@ export function excessNestingAt(text: string, maxDepth = MAX_JSON_DEPTH): number
   return undefined;
 }
 
-/** UTF-16 index → code point index (how Python, and so FastAPI, counts positions in a `str`). */
-export function codePointIndex(text: string, utf16Index: number): number {
-  let pos = 0;
-  for (let i = 0; i < utf16Index && i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c >= 0xd800 && c <= 0xdbff && i + 1 < utf16Index) {
-      const d = text.charCodeAt(i + 1);
-      if (d >= 0xdc00 && d <= 0xdfff) i++;
-    }
-    pos++;
-  }
-  return pos;
-}
-
 function cutString(value: string): string {
   if (value.length <= ECHO_LIMITS.stringLength) return value;
   const points = Array.from(value.slice(0, ECHO_LIMITS.stringLength * 2)).slice(0, ECHO_LIMITS.stringLength);

@@ -295,6 +295,11 @@ export function rateLimitField(remaining: number, seconds: number): string {
   return `"${RATE_LIMIT_POLICY_NAME}";r=${remaining};t=${seconds}`;
 }
 
+/** The RateLimit fields of an answer (the app's and the fast path's): the policy, and `remaining` requests full in `seconds`. */
+export function rateLimitFields(limiter: RateLimiter, remaining: number, seconds: number): { "RateLimit-Policy": string; RateLimit: string } {
+  return { "RateLimit-Policy": limiter.policyField, RateLimit: rateLimitField(remaining, seconds) };
+}
+
 /**
  * Spends one request of the authenticated principal's budget: adds the RateLimit fields to the
  * request's response header fields, or throws the 429 (with `Retry-After`). Runs after
@@ -304,9 +309,7 @@ export async function meterRequest(limiter: RateLimiter, c: Context<GatewayEnv>)
   const decision = await limiter.take(RateLimiter.partitionOf(c.get("principal")));
   switch (decision.kind) {
     case "allowed": {
-      const fields = headerFields(c);
-      fields["RateLimit-Policy"] = limiter.policyField;
-      fields.RateLimit = rateLimitField(decision.remaining, decision.fullInSeconds);
+      Object.assign(headerFields(c), rateLimitFields(limiter, decision.remaining, decision.fullInSeconds));
       return;
     }
     case "limited": {
@@ -315,7 +318,7 @@ export async function meterRequest(limiter: RateLimiter, c: Context<GatewayEnv>)
       throw new TooManyRequestsError(
         `Too many requests for this credential: the limit is ${perMinute} requests per minute, with bursts of up to ${burst}. Try again in ${seconds} second${seconds === 1 ? "" : "s"}.`,
         seconds,
-        { "RateLimit-Policy": limiter.policyField, RateLimit: rateLimitField(0, seconds) },
+        rateLimitFields(limiter, 0, seconds),
       );
     }
     case "unmetered":

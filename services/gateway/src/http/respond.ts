@@ -22,7 +22,13 @@ import type { IncomingMessage } from "node:http";
 import type { Context, TypedResponse } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { JSONParsed } from "hono/utils/types";
+import type { Principal } from "../auth/authenticator.ts";
 import type { GatewayEnv } from "./context.ts";
+
+/** The fields that say whose answer it is: every answer to a sandbox key says so (errors too), in the app and the fast path. */
+export function principalFields(principal: Principal): Record<string, string> {
+  return principal.mode === "sandbox" ? { "VoiceLoc-Mode": "sandbox" } : {};
+}
 
 /** The response header fields of this request (a plain record, filled in by the middlewares). */
 export function headerFields(c: Context<GatewayEnv>): Record<string, string> {

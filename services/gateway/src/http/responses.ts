@@ -45,11 +45,5 @@ export const capabilityErrorResponses = {
   },
 } as const;
 
-export const idempotencyHeader = {
-  name: "Idempotency-Key",
-  in: "header" as const,
-  required: false,
-  description:
-    "Optional key (1–255 characters) that makes a creating POST safe to retry: the same key with the same body replays the first response (with `Idempotent-Replayed: true`) for 24 hours; the same key with another body is a 409.",
-  schema: { type: "string" as const, minLength: 1, maxLength: 255 },
-};
+/** The security requirement of every /v1 operation: an API key in `API-KEY`, or a bearer credential. */
+export const SECURITY: Array<Record<string, string[]>> = [{ APIKeyHeader: [] }, { HTTPBearer: [] }];

@@ -205,7 +205,7 @@ describe("task mesh: work out, progress back", () => {
       });
     const { t, bus } = await setup({ sweepIntervalMs: 60_000, wrap: counting });
     const id = "0190c4c2-8d3e-7000-8000-000000000001";
-    await t.gateway.deps.subtitles.create(storedSubtitle(id, "alice", new Date(Date.now() - 60_000)));
+    await t.gateway.deps.records.subtitle.create(storedSubtitle(id, "alice", new Date(Date.now() - 60_000)));
     const received: string[] = [];
     const sub = await bus.consumeWork("subtitle", async ({ data }) => {
       received.push(data.task_id);
@@ -216,7 +216,7 @@ describe("task mesh: work out, progress back", () => {
     for (let pass = 0; pass < 3; pass += 1) await mesh.sweep();
     await eventually(async () => received, (r) => r.includes(id), "the work message");
     expect(published.filter((x) => x === id)).toHaveLength(1);
-    const record = await t.gateway.deps.subtitles.getOwned("alice", id);
+    const record = await t.gateway.deps.records.subtitle.getOwned("alice", id);
     expect(record?.published).toBe(true);
   });
 });
@@ -243,15 +243,25 @@ function storedSubtitle(id: string, account: string, created: Date) {
   };
 }
 
+function storedBook(id: string, account: string, name: string, created: Date): AudioBookDoc {
+  const at = created.toISOString();
+  return {
+    id, account_id: account, task_status: "queued", task_progress: 0, task_error: null, result_key: null, seq: 0, published: false,
+    date_created: at, date_updated: at, file: "book.txt", name, source_language: "English", target_language: "English",
+    audio_book_cover: null, use_voice_clone: false, preset_voice_name: null, voice_clone_sample: null,
+  };
+}
+
 describe("fair scheduling: a limit of tasks in flight per account and kind", () => {
   const book = (name: string) => ({ file: "book.txt", name, source_language: "English", target_language: "English" });
 
   it("holds an account's excess tasks queued in the store, publishes another account's at once, and releases them oldest first as tasks finish, across two gateways sharing the store", async () => {
-    const { t, bus } = await setup({ env: { ACCOUNT_MAX_TASKS_IN_FLIGHT: "2" }, sweepIntervalMs: 60_000 });
+    // a queue long enough for every place in flight: the test's worker never starts a task
+    const { t, bus } = await setup({ env: { ACCOUNT_MAX_TASKS_IN_FLIGHT: "2", QUEUE_MAX_UNSTARTED_TASKS: "100" }, sweepIntervalMs: 60_000 });
     // a second gateway on the same store: its own TaskMesh and its own slot handle, nothing shared in memory
     const deps = t.gateway.deps;
-    const repos = { audiobook: deps.audioBooks, "voice-stream": deps.voiceStreams, subtitle: deps.subtitles };
-    const slots = await DispatchSlots.open(deps.store, 2);
+    const repos = deps.records;
+    const slots = await DispatchSlots.open(deps.store, { accountInFlight: 2, queueUnstarted: 100 });
     const second = new TaskMesh(bus.bus, repos, slots, silentLogger(), { sweepIntervalMs: 60_000 });
     await second.start();
     cleanups.push(() => second.stop());
@@ -272,13 +282,8 @@ describe("fair scheduling: a limit of tasks in flight per account and kind", () 
       } else {
         // through the second gateway: store, then dispatch (what its route does)
         const id = `0190c4c2-8d3e-7000-8000-00000000000${i}`;
-        const at = new Date().toISOString();
-        const doc: AudioBookDoc = {
-          id, account_id: "alice", task_status: "queued", task_progress: 0, task_error: null, result_key: null, seq: 0, published: false,
-          date_created: at, date_updated: at, file: "book.txt", name: `alice ${i}`, source_language: "English", target_language: "English",
-          audio_book_cover: null, use_voice_clone: false, preset_voice_name: null, voice_clone_sample: null,
-        };
-        await deps.audioBooks.create(doc);
+        const doc = storedBook(id, "alice", `alice ${i}`, new Date());
+        await deps.records.audiobook.create(doc);
         await second.dispatch("audiobook", doc);
         aliceIds.push(id);
       }
@@ -288,7 +293,7 @@ describe("fair scheduling: a limit of tasks in flight per account and kind", () 
 
     await eventually(async () => received, (r) => r.includes(bobId) && r.length === 3, "alice's first two and bob's one");
     expect(received.filter((id) => id !== bobId)).toEqual(aliceIds.slice(0, 2));
-    const waiting = await Promise.all(aliceIds.slice(2).map((id) => deps.audioBooks.getOwned("alice", id)));
+    const waiting = await Promise.all(aliceIds.slice(2).map((id) => deps.records.audiobook.getOwned("alice", id)));
     expect(waiting.map((d) => [d?.task_status, d?.published])).toEqual(Array.from({ length: 4 }, () => ["queued", false]));
     expect([await slots.inFlight("audiobook", "alice"), await slots.inFlight("audiobook", "bob")]).toEqual([2, 1]);
 
@@ -305,12 +310,13 @@ describe("fair scheduling: a limit of tasks in flight per account and kind", () 
       expect(received.at(-1)).toBe(aliceIds[done + 2]);
       expect(await slots.inFlight("audiobook", "alice")).toBe(2);
     }
-    const all = await Promise.all(aliceIds.map((id) => deps.audioBooks.getOwned("alice", id)));
+    const all = await Promise.all(aliceIds.map((id) => deps.records.audiobook.getOwned("alice", id)));
     expect(all.every((d) => d?.published === true)).toBe(true);
   });
 
   it("publishes, after a crash, records stored but never published, within the account's limit", async () => {
-    const { t, bus } = await setup({ env: { ACCOUNT_MAX_TASKS_IN_FLIGHT: "2" }, sweepIntervalMs: 60_000 });
+    // a queue long enough for every place in flight: the test's worker never starts a task
+    const { t, bus } = await setup({ env: { ACCOUNT_MAX_TASKS_IN_FLIGHT: "2", QUEUE_MAX_UNSTARTED_TASKS: "100" }, sweepIntervalMs: 60_000 });
     const received: string[] = [];
     const sub = await bus.consumeWork("subtitle", async ({ data }) => {
       received.push(data.task_id);
@@ -318,15 +324,126 @@ describe("fair scheduling: a limit of tasks in flight per account and kind", () 
     });
     cleanups.push(() => sub.stop());
     const ids = [1, 2, 3].map((n) => `0190c4c2-8d3e-7000-8000-00000000010${n}`);
-    for (const [n, id] of ids.entries()) await t.gateway.deps.subtitles.create(storedSubtitle(id, "alice", new Date(Date.now() - 60_000 + n)));
-    await t.gateway.deps.subtitles.create(storedSubtitle("0190c4c2-8d3e-7000-8000-000000000200", "bob", new Date(Date.now() - 50_000)));
+    for (const [n, id] of ids.entries()) await t.gateway.deps.records.subtitle.create(storedSubtitle(id, "alice", new Date(Date.now() - 60_000 + n)));
+    await t.gateway.deps.records.subtitle.create(storedSubtitle("0190c4c2-8d3e-7000-8000-000000000200", "bob", new Date(Date.now() - 50_000)));
     const mesh = t.gateway.deps.dispatcher as TaskMesh;
     await mesh.sweep();
     await eventually(async () => received.length, (n) => n === 3, "three work messages");
     expect(received.sort()).toEqual([ids[0], ids[1], "0190c4c2-8d3e-7000-8000-000000000200"].sort());
     await mesh.sweep();
     expect(received).toHaveLength(3);
-    const third = await t.gateway.deps.subtitles.getOwned("alice", ids[2]!);
+    const third = await t.gateway.deps.records.subtitle.getOwned("alice", ids[2]!);
     expect(third).toMatchObject({ task_status: "queued", published: false });
+  });
+
+  it("keeps at most QUEUE_MAX_UNSTARTED_TASKS of a kind in the queue unstarted, across two gateways sharing the store; each start lets the next turn out", async () => {
+    const { t, bus } = await setup({ env: { QUEUE_MAX_UNSTARTED_TASKS: "2" }, sweepIntervalMs: 60_000 });
+    const deps = t.gateway.deps;
+    const repos = deps.records;
+    const second = new TaskMesh(bus.bus, repos, await DispatchSlots.open(deps.store, { accountInFlight: 4, queueUnstarted: 2 }), silentLogger(), { sweepIntervalMs: 60_000 });
+    await second.start();
+    cleanups.push(() => second.stop());
+    // the test's worker takes every message and starts nothing on its own
+    const received: string[] = [];
+    const sub = await bus.consumeWork("audiobook", async ({ data }) => {
+      received.push(data.task_id);
+      return outcome.ack();
+    });
+    cleanups.push(() => sub.stop());
+
+    const at = Date.now();
+    const docs = ["x", "x", "x", "y", "y", "z"].map((account, n) => storedBook(`0190c4c2-8d3e-7000-8000-0000000004${String(n).padStart(2, "0")}`, account, `${account} ${n}`, new Date(at + n)));
+    for (const [n, doc] of docs.entries()) {
+      await deps.records.audiobook.create(doc);
+      await (n % 2 === 0 ? (deps.dispatcher as TaskMesh) : second).dispatch("audiobook", doc);
+    }
+    // x's first two came alone: they fill the queue, the rest wait
+    await eventually(async () => received.length, (n) => n === 2, "two books in the queue");
+    await second.sweep();
+    expect(received).toEqual([docs[0]!.id, docs[1]!.id]);
+
+    // each start frees one place: to y (no turn yet, older than z's), to z, then to y again (one in flight against x's two)
+    const start = async (doc: AudioBookDoc, count: number) => {
+      await bus.publishEvent("task", event({ task_id: doc.id, seq: 2 ** 20, progress: 0 }));
+      await eventually(async () => received.length, (n) => n === count, `book ${count} out`);
+    };
+    await start(docs[0]!, 3);
+    await start(docs[1]!, 4);
+    await start(docs[3]!, 5);
+    expect(received.slice(2)).toEqual([docs[3]!.id, docs[5]!.id, docs[4]!.id]);
+    // later progress events of a started task free nothing more
+    await bus.publishEvent("task", event({ task_id: docs[0]!.id, seq: 2 ** 20 + 1, progress: 50 }));
+    await (deps.dispatcher as TaskMesh).sweep();
+    expect(received).toHaveLength(5);
+  });
+
+  it("the sweep frees a place in the queue left taken by a start never projected, or by a crash between claiming it and publishing", async () => {
+    const { t, bus } = await setup({ sweepIntervalMs: 60_000, sweepGraceMs: 0 });
+    const deps = t.gateway.deps;
+    const received: string[] = [];
+    const sub = await bus.consumeWork("audiobook", async ({ data }) => {
+      received.push(data.task_id);
+      return outcome.ack();
+    });
+    cleanups.push(() => sub.stop());
+    const slots = await DispatchSlots.open(deps.store, { accountInFlight: 4, queueUnstarted: 1 });
+    const book = (n: number, account: string) => storedBook(`0190c4c2-8d3e-7000-8000-00000000050${n}`, account, account, new Date(Date.now() - 60_000 + n));
+    const mesh = deps.dispatcher as TaskMesh;
+    // the places claimed below are then older than the sweep's grace (0 ms), to the millisecond
+    const sweepLater = async () => {
+      await new Promise((r) => setTimeout(r, 5));
+      await mesh.sweep();
+    };
+
+    // a task a worker started, whose place the gateway projecting its start did not free (it died): the only place
+    const started = book(0, "started");
+    await deps.records.audiobook.create({ ...started, task_status: "processing", published: true });
+    expect(await slots.claimQueued("audiobook", started.account_id, started.id)).toBe(true);
+    const first = book(1, "first");
+    await deps.records.audiobook.create(first);
+    await mesh.dispatch("audiobook", first);
+    expect(received).toEqual([]);
+    await sweepLater();
+    await eventually(async () => received.length, (n) => n === 1, "the waiting book");
+    expect(received).toEqual([first.id]);
+
+    // the first book started; a gateway claimed the freed place for the next book and died before publishing it
+    await slots.leaveQueue(first.id);
+    const next = book(2, "next");
+    await deps.records.audiobook.create(next);
+    expect(await slots.claimQueued("audiobook", next.account_id, next.id)).toBe(true);
+    await sweepLater();
+    await eventually(async () => received.length, (n) => n === 2, "the next book");
+    expect(received).toEqual([first.id, next.id]);
+  });
+
+  it("takes accounts in turn: of one account's twelve books and then four other accounts' one each, each of the four finishes before the first account's third", async () => {
+    const { t, bus } = await setup({ sweepIntervalMs: 60_000 });
+    const deps = t.gateway.deps;
+    const mesh = deps.dispatcher as TaskMesh;
+    // One worker taking one book at a time (the audio book service's default): it opens the task, works a moment, completes it.
+    const finished: string[] = [];
+    const sub = await bus.consumeWork("audiobook", async ({ data }) => {
+      await bus.publishEvent("task", event({ task_id: data.task_id, seq: 2 ** 20, progress: 0 }));
+      await new Promise((r) => setTimeout(r, 20));
+      await bus.publishEvent("task", event({ task_id: data.task_id, seq: 2 ** 20 + 1, status: "completed", progress: 100 }));
+      finished.push(data.account_id);
+      return outcome.ack();
+    });
+    cleanups.push(() => sub.stop());
+
+    const accounts = ["first", "second", "third", "fourth", "fifth"];
+    const submissions = [...Array.from({ length: 12 }, () => "first"), ...accounts.slice(1)];
+    const start = Date.now();
+    for (const [n, account] of submissions.entries()) {
+      const doc = storedBook(`0190c4c2-8d3e-7000-8000-0000000003${String(n).padStart(2, "0")}`, account, `${account} ${n}`, new Date(start + n));
+      await deps.records.audiobook.create(doc);
+      await mesh.dispatch("audiobook", doc);
+    }
+    await eventually(async () => finished.length, (n) => n === submissions.length, "every book finished");
+    const firstsThird = finished.map((a, i) => (a === "first" ? i : -1)).filter((i) => i >= 0)[2]!;
+    const others = accounts.slice(1).map((account) => ({ account, finishedAt: finished.indexOf(account) }));
+    // on a first-in-first-out queue the four wait for the first account's first four (its places in flight)
+    expect(others.filter((o) => o.finishedAt > firstsThird)).toEqual([]);
   });
 });

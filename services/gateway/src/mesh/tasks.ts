@@ -90,25 +90,62 @@ export type RecordChangeListener = (change: RecordChange) => void;
 export interface TaskMeshOptions {
   /** Re-publish sweep period. Default 30 000 ms. */
   sweepIntervalMs?: number;
-  /** Records younger than this are left to the request that created them. Default 5 000 ms. */
+  /** Places claimed less than this long ago belong to a pass still under way: the sweep leaves them. Default 5 000 ms. */
   sweepGraceMs?: number;
   /** Called after each event is projected, with the record as stored then (tests sample it). */
   onProjected?: (event: TaskEvent, record: TaskDoc | null) => void;
 }
 
+/** An account with records waiting to be published, as one scheduling pass sees it. */
+interface WaitingAccount {
+  accountId: string;
+  /** Its tasks of the kind published and unfinished. */
+  inFlight: number;
+  /** When it last had a task of the kind published ("" when never). */
+  lastTurn: string;
+  /** Its records waiting to be published, oldest first (those this pass has not handed out yet). */
+  waiting: TaskDoc[];
+}
+
+/** Orders accounts by whose turn comes first: fewest tasks in flight, then the longest since its last turn, then the oldest waiting record. */
+function turnOrder(a: WaitingAccount, b: WaitingAccount): number {
+  if (a.inFlight !== b.inFlight) return a.inFlight - b.inFlight;
+  if (a.lastTurn !== b.lastTurn) return a.lastTurn < b.lastTurn ? -1 : 1;
+  const [oldestA, oldestB] = [a.waiting[0]!.date_created, b.waiting[0]!.date_created];
+  return oldestA < oldestB ? -1 : oldestA > oldestB ? 1 : 0;
+}
+
 /**
- * The gateway's side of the task pipeline: publishes work for stored records (deduplicated by
- * task id) as long as the account has a free place in flight for that kind (`DispatchSlots`;
- * the rest wait `queued` in the store and go out, oldest first, as the account's earlier tasks
- * finish), re-publishes records whose publish never happened (start-up and periodic sweep, within
- * the same limit), projects progress events into records, and marks dead-lettered tasks failed.
+ * The account whose turn it is, of those with a record waiting: the one with the fewest tasks in
+ * flight, then the one whose last turn is the longest ago (never first), then the one whose oldest
+ * record waits longest. Accounts take turns this way whatever order their records came in: one
+ * account's twelve records and four others' one each go out one account at a time.
+ */
+function nextTurn(accounts: readonly WaitingAccount[]): WaitingAccount | undefined {
+  return accounts.filter((a) => a.waiting.length > 0).sort(turnOrder)[0];
+}
+
+/**
+ * The gateway's side of the task pipeline: hands stored records' work to the workers (deduplicated by
+ * task id) in turns across accounts, projects progress events into records, and marks dead-lettered
+ * tasks failed. A record is published when its kind's work queue has a free place (at most
+ * QUEUE_MAX_UNSTARTED_TASKS published and not yet started, all accounts together) and its account a
+ * free place in flight (ACCOUNT_MAX_TASKS_IN_FLIGHT published and unfinished); both are claims in the
+ * store (`DispatchSlots`), so they hold across gateways. The rest wait `queued` in the store. Each free
+ * place in the queue goes to the account with the fewest tasks in flight, then the one whose last
+ * turn is the longest ago (`nextTurn`), so one account's many records never hold up another's few:
+ * the short queue is first in, first out, the turns are taken here. A pass runs on every new record,
+ * every start and finish of a task (their events reach the projection of every gateway) and on the
+ * periodic sweep, which also publishes records whose publish never happened and frees the places of
+ * tasks whose events were lost.
  */
 export class TaskMesh implements TaskDispatcher {
   private readonly subscriptions: BusSubscription[] = [];
   private sweepTimer: NodeJS.Timeout | undefined;
   private sweeping: Promise<void> | undefined;
-  /** One pump per kind and account at a time in this process (the store decides across processes). */
-  private readonly pumps = new Map<string, Promise<void>>();
+  /** One scheduling pass per kind at a time in this process (the store decides across processes), and the one asked for meanwhile. */
+  private readonly fills = new Map<TaskKind, Promise<void>>();
+  private readonly refills = new Map<TaskKind, Promise<void>>();
   /** The bus typed by the catalogue: work, events and dead letters by name, payloads checked. */
   private readonly bus: CatalogBus<BusCatalogue>;
   private readonly changeListeners = new Set<RecordChangeListener>();
@@ -144,30 +181,21 @@ export class TaskMesh implements TaskDispatcher {
     if (this.sweepTimer) clearInterval(this.sweepTimer);
     await this.sweeping;
     for (const sub of this.subscriptions.splice(0).reverse()) await sub.stop({ graceMs: 5_000 });
-    await Promise.allSettled([...this.pumps.values()]);
+    await Promise.allSettled([...this.fills.values(), ...this.refills.values()]);
   }
 
-  /** Publishes the record's work if its account has a free place; otherwise it waits queued. */
+  /** Publishes the stored record's work when its turn comes: now if the queue and its account have room; otherwise it waits queued. */
   async dispatch(kind: TaskKind, doc: TaskDoc): Promise<void> {
-    if (!(await this.slots.claim(kind, doc.account_id, doc.id))) {
-      this.logger.debug({ taskId: doc.id, kind, accountId: doc.account_id, limit: this.slots.limit }, "task waits for a place in flight");
-      return;
-    }
-    await this.publish(kind, doc);
+    await this.fill(kind);
+    this.logger.debug({ taskId: doc.id, kind, accountId: doc.account_id }, "task handed to the scheduler");
   }
 
-  /** Publishes waiting records (crash between store and publish, or places freed) and frees places of finished tasks. */
+  /** Publishes waiting records (crash between store and publish, or places freed) and frees places of started and finished tasks. */
   sweep(): Promise<void> {
     this.sweeping ??= (async () => {
       try {
-        const olderThan = new Date(Date.now() - (this.options.sweepGraceMs ?? 5_000)).toISOString();
-        await this.freeFinishedSlots(olderThan);
-        for (const kind of Object.keys(this.repos) as TaskKind[]) {
-          let account: string | undefined;
-          while ((account = await this.repos[kind].nextWaitingAccount(account, olderThan)) !== undefined) {
-            await this.pump(kind, account);
-          }
-        }
+        await this.freeStalePlaces(new Date(Date.now() - (this.options.sweepGraceMs ?? 5_000)).toISOString());
+        for (const kind of TASK_KINDS) await this.fill(kind);
       } catch (error) {
         this.logger.warn({ err: error }, "re-publish sweep failed; will retry");
       } finally {
@@ -182,30 +210,61 @@ export class TaskMesh implements TaskDispatcher {
     await this.repos[kind].markPublished(doc.id);
   }
 
-  /** Publishes the account's waiting records of this kind, oldest first, while it has free places. */
-  private pump(kind: TaskKind, accountId: string): Promise<void> {
-    const key = `${kind}:${accountId}`;
-    const running = this.pumps.get(key);
-    if (running) return running.then(() => this.pump(kind, accountId));
-    const run = (async () => {
-      try {
-        const seen = new Set<string>();
-        for (;;) {
-          const waiting = (await this.repos[kind].waiting(accountId, this.slots.limit)).filter((doc) => !seen.has(doc.id));
-          for (const doc of waiting) {
-            seen.add(doc.id);
-            if (!(await this.slots.claim(kind, accountId, doc.id))) return;
-            await this.publish(kind, doc);
-            this.logger.info({ taskId: doc.id, kind, accountId }, "published waiting work");
-          }
-          if (waiting.length === 0) return;
-        }
-      } finally {
-        this.pumps.delete(key);
-      }
-    })();
-    this.pumps.set(key, run);
+  /**
+   * Runs a scheduling pass for the kind; while one runs in this process, the next starts after it
+   * (one for every caller meanwhile: each record stored before the call is considered).
+   */
+  private fill(kind: TaskKind): Promise<void> {
+    const queued = this.refills.get(kind);
+    if (queued) return queued;
+    const running = this.fills.get(kind);
+    if (running) {
+      const again = () => {
+        this.refills.delete(kind);
+        return this.fill(kind);
+      };
+      const next = running.then(again, again);
+      this.refills.set(kind, next);
+      return next;
+    }
+    const run = this.fillQueue(kind).finally(() => this.fills.delete(kind));
+    this.fills.set(kind, run);
     return run;
+  }
+
+  /** Hands waiting records to the kind's queue, one account's turn at a time, while the queue has free places. */
+  private async fillQueue(kind: TaskKind): Promise<void> {
+    if (await this.slots.queueFull(kind)) return;
+    const accounts = await this.waitingAccounts(kind);
+    for (let turn = nextTurn(accounts); turn !== undefined; turn = nextTurn(accounts)) {
+      const doc = turn.waiting.shift()!;
+      if (!(await this.slots.claimQueued(kind, turn.accountId, doc.id))) return;
+      if (!(await this.slots.claim(kind, turn.accountId, doc.id))) {
+        // the account's places in flight are all taken (maybe by another gateway meanwhile)
+        await this.slots.leaveQueue(doc.id);
+        turn.waiting = [];
+        continue;
+      }
+      await this.publish(kind, doc);
+      turn.inFlight += 1;
+      turn.lastTurn = new Date().toISOString();
+      await this.slots.tookTurn(kind, turn.accountId, turn.lastTurn);
+      this.logger.info({ taskId: doc.id, kind, accountId: turn.accountId, inFlight: turn.inFlight }, "published waiting work");
+    }
+  }
+
+  /** The accounts with records of the kind waiting to be published, each with its tasks in flight and its oldest waiting records. */
+  private async waitingAccounts(kind: TaskKind): Promise<WaitingAccount[]> {
+    const accounts: WaitingAccount[] = [];
+    let accountId: string | undefined;
+    while ((accountId = await this.repos[kind].nextWaitingAccount(accountId)) !== undefined) {
+      // a record may hold a place in flight already (a crash between claim and publish): it is read too, and goes out
+      const waiting = await this.repos[kind].waiting(accountId, this.slots.limit);
+      if (waiting.length > 0) {
+        accounts.push({ accountId, inFlight: await this.slots.inFlight(kind, accountId), lastTurn: await this.slots.lastTurn(kind, accountId), waiting });
+      }
+    }
+    return accounts;
   }
 
   /**
@@ -237,26 +296,49 @@ export class TaskMesh implements TaskDispatcher {
     if (this.options.onProjected) this.options.onProjected(event, record);
     this.emitChange(event.kind, record, applied && (event.status === "completed" || event.status === "failed"));
     if (event.status === "completed" || event.status === "failed") await this.finished(event.task_id);
+    else await this.started(event.kind, event.task_id);
   }
 
-  /** Frees a finished task's place and hands it to the account's oldest waiting task. */
+  /** A worker started the task (any of its progress events says so): its place in the queue goes to the next turn. */
+  private async started(kind: TaskKind, taskId: string): Promise<void> {
+    try {
+      if (await this.slots.leaveQueue(taskId)) await this.fill(kind);
+    } catch (error) {
+      // the sweep frees the place and publishes the waiting work later
+      this.logger.warn({ err: error, taskId }, "could not hand a place in the queue to waiting work");
+    }
+  }
+
+  /** Frees a finished task's places (in flight, and in the queue if it never started) and hands them to the next turn. */
   private async finished(taskId: string): Promise<void> {
     try {
       const slot = await this.slots.release(taskId);
-      if (slot) await this.pump(slot.kind, slot.account_id);
+      const queued = await this.slots.leaveQueue(taskId);
+      const kind = slot?.kind ?? queued?.kind;
+      if (kind) await this.fill(kind);
     } catch (error) {
       // the sweep frees the place and publishes the waiting work later
       this.logger.warn({ err: error, taskId }, "could not hand a freed place to waiting work");
     }
   }
 
-  /** Places whose task finished (or vanished) without the place being freed, e.g. a crash in between. */
-  private async freeFinishedSlots(olderThan: string): Promise<void> {
+  /**
+   * Places a crash or a lost event left taken: in flight, of a task that finished (or vanished); in the
+   * queue, of a task that started, finished or vanished, or was never published (its next turn claims
+   * one again).
+   */
+  private async freeStalePlaces(olderThan: string): Promise<void> {
     for (const slot of await this.slots.claimedBefore(olderThan, 5_000)) {
       const doc = await this.repos[slot.kind].get(slot.task_id);
       if (doc && !FINISHED_STATUSES.includes(doc.task_status)) continue;
       await this.slots.release(slot.task_id);
       this.logger.info({ taskId: slot.task_id, kind: slot.kind, accountId: slot.account_id }, "freed the place of a finished task");
+    }
+    for (const place of await this.slots.queuedBefore(olderThan, 5_000)) {
+      const doc = await this.repos[place.kind].get(place.task_id);
+      if (doc?.task_status === "queued" && doc.published) continue;
+      await this.slots.leaveQueue(place.task_id);
+      this.logger.info({ taskId: place.task_id, kind: place.kind, status: doc?.task_status ?? null }, "freed the place in the queue of a task no longer waiting in it");
     }
   }
 

@@ -15,6 +15,12 @@ export interface TaskDoc {
   seq: number;
   /** False until the work message is on the bus (outbox flag for the re-publish sweep). */
   published: boolean;
+  /**
+   * The webhook outbox: set by the very update that moves the record to `completed` or `failed`, and
+   * cleared once its webhook deliveries are on the queue; a record still marked after a crash is found
+   * by the outbox sweep (`pendingWebhooks`). Missing on records that never finished.
+   */
+  webhooks_pending?: boolean;
   date_created: string;
   date_updated: string;
 }
@@ -83,6 +89,8 @@ export const TASK_INDEXES = [
   { fields: [["published", 1], ["date_created", 1]] as Array<[string, 1 | -1]> },
   // the scheduler's walk over accounts with waiting work, oldest first within an account
   { fields: [["published", 1], ["account_id", 1], ["date_created", 1]] as Array<[string, 1 | -1]> },
+  // the webhook outbox sweep: finished records whose deliveries are not on the queue yet
+  { fields: [["webhooks_pending", 1], ["date_updated", 1]] as Array<[string, 1 | -1]> },
 ];
 
 /** The owner's records, of one status if asked. */
@@ -166,8 +174,10 @@ export class TaskRepository<T extends TaskDoc> {
    * racing on the same record keep both rules. Returns whether the event's status was applied.
    */
   async applyEvent(id: string, seq: number, set: Partial<T>, progress: number): Promise<boolean> {
-    const fields = { ...set } as Partial<T> & { task_progress?: number; task_status?: string };
+    const fields = { ...set } as Partial<T> & { task_progress?: number; task_status?: TaskStatus; webhooks_pending?: boolean };
     delete fields.task_progress;
+    // a finishing status writes its webhook outbox mark in the same update
+    if (fields.task_status !== undefined && FINISHED_STATUSES.includes(fields.task_status)) fields.webhooks_pending = true;
     if (fields.task_status === "completed") {
       // Done once any delivery completed it, even one overtaken by a redelivery (at-least-once: a
       // delivery the server gave up on may still finish, and the redelivery may then find nothing left
@@ -198,9 +208,22 @@ export class TaskRepository<T extends TaskDoc> {
   async failIfUnfinished(id: string, reason: string, at: string): Promise<boolean> {
     const doc = await this.collection.updateOne(
       { id, task_status: { $in: ["queued", "processing"] } },
-      { task_status: "failed", task_error: reason, date_updated: at, seq: Number.MAX_SAFE_INTEGER } as Partial<T>,
+      { task_status: "failed", task_error: reason, date_updated: at, seq: Number.MAX_SAFE_INTEGER, webhooks_pending: true } as Partial<T>,
     );
     return doc !== null;
+  }
+
+  /** Records whose webhook outbox mark was set before `olderThan`, oldest first (the outbox sweep). */
+  async pendingWebhooks(olderThan: string, limit: number): Promise<T[]> {
+    return this.collection.find({ webhooks_pending: true, date_updated: { $lt: olderThan } }, { sort: [["date_updated", 1], ["id", 1]], limit });
+  }
+
+  /**
+   * Clears the outbox mark once the deliveries of the record's state at `dateUpdated` are queued; a
+   * record that changed since (finished again) keeps its mark for that change.
+   */
+  async clearWebhooksPending(id: string, dateUpdated: string): Promise<void> {
+    await this.collection.updateOne({ id, webhooks_pending: true, date_updated: dateUpdated }, { webhooks_pending: false } as Partial<T>);
   }
 
   async markPublished(id: string): Promise<void> {
@@ -216,12 +239,12 @@ export class TaskRepository<T extends TaskDoc> {
   }
 
   /**
-   * The first account (in id order) after `afterAccount` that has a record waiting to be published
-   * since before `olderThan`; undefined when none. Walks accounts without reading their records.
+   * The first account (in id order) after `afterAccount` that has a record waiting to be published;
+   * undefined when none. Walks accounts without reading their records.
    */
-  async nextWaitingAccount(afterAccount: string | undefined, olderThan: string): Promise<string | undefined> {
+  async nextWaitingAccount(afterAccount: string | undefined): Promise<string | undefined> {
     const [doc] = await this.collection.find(
-      { published: false, account_id: { $gt: afterAccount }, date_created: { $lt: olderThan } },
+      { published: false, account_id: { $gt: afterAccount } },
       { sort: [["account_id", 1], ["date_created", 1]], limit: 1 },
     );
     return doc?.account_id;

@@ -11,12 +11,12 @@ export const replyOf = (value: unknown): Reply => {
   return { body, length: String(Buffer.byteLength(body)) };
 };
 
-interface View extends Reply {
+interface View<T extends TaskDoc> extends Reply {
   /** The stored JSON text the answer was made from. */
   text: string;
   /** The collection's change mark taken before `text` was read (undefined: none was given). */
   mark: number | undefined;
-  doc: TaskDoc;
+  doc: T;
   /** When the reply was made (its signed links change with the second they are signed in). */
   second: number;
 }
@@ -39,12 +39,12 @@ const weightOf = (text: string) => 3 * text.length;
  * the rendering is kept. Given the collection's change mark, a reader can tell that a record's text
  * is unchanged without reading it (`atMark`).
  */
-export class RecordViews {
-  readonly #views = new Map<string, View>();
+export class RecordViews<T extends TaskDoc> {
+  readonly #views = new Map<string, View<T>>();
   #weight = 0;
 
   constructor(
-    private readonly present: (doc: TaskDoc) => unknown,
+    private readonly present: (doc: T) => unknown,
     private readonly now: () => number = Date.now,
   ) {}
 
@@ -66,7 +66,7 @@ export class RecordViews {
   fromText(id: string, text: string, owner: string, mark?: number): Reply | null {
     let view = this.#views.get(id);
     if (view === undefined || view.text !== text) {
-      const doc = JSON.parse(text) as TaskDoc;
+      const doc = JSON.parse(text) as T;
       if (doc.account_id !== owner) return null;
       this.#weight += weightOf(text) - (view === undefined ? 0 : weightOf(view.text));
       if (this.#weight > VIEWS_MAX_WEIGHT) {
@@ -82,7 +82,7 @@ export class RecordViews {
   }
 
   /** A remembered view's answer for `owner` (null when not theirs), made anew once its second is over. */
-  #current(view: View, owner: string): Reply | null {
+  #current(view: View<T>, owner: string): Reply | null {
     if (view.doc.account_id !== owner) return null;
     const second = Math.floor(this.now() / 1000);
     if (view.second !== second) {

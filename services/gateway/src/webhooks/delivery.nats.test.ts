@@ -10,7 +10,9 @@ import { silentLogger } from "@voiceloc/log";
 import { openEmbeddedStore, type Store } from "@voiceloc/store";
 import { freePort, startNatsServer, tempDir, type NatsServerHandle } from "@voiceloc/testing";
 import { uuidv7 } from "../records/ids.ts";
-import { WebhookDelivery, type WebhookSettings } from "./delivery.ts";
+import { TASK_KINDS } from "../records/kinds.ts";
+import { TaskRepository, type TaskDoc } from "../records/repository.ts";
+import { WebhookDelivery, type WebhookOutbox, type WebhookSettings } from "./delivery.ts";
 import { WebhookRepository, type WebhookDoc } from "./repository.ts";
 import { SecretBox, newWebhookSecret } from "./secrets.ts";
 
@@ -19,6 +21,7 @@ let nats: NatsServerHandle;
 let dir: { path: string; cleanup: () => Promise<void> };
 let store: Store;
 let repo: WebhookRepository;
+let outbox: WebhookOutbox;
 const box = new SecretBox(SIGNING);
 const buses: Bus[] = [];
 const deliveries: WebhookDelivery[] = [];
@@ -62,6 +65,7 @@ async function gatewayConsumer(name: string, settings: Partial<WebhookSettings>,
   const delivery = new WebhookDelivery({
     bus,
     repo,
+    outbox,
     box,
     render: async (_kind, id) => ({ id, task_status: "completed" }),
     settings: { timeoutMs: 5_000, retryBaseMs: 100, maxAttempts: 3, concurrency: 4, allowPrivateHosts: [`127.0.0.1:${port}`], ...settings },
@@ -78,6 +82,11 @@ beforeAll(async () => {
   dir = await tempDir("voiceloc-webhook-delivery-");
   store = await openEmbeddedStore({ dir: dir.path });
   repo = await WebhookRepository.open(store);
+  outbox = {
+    audiobook: await TaskRepository.open<TaskDoc>(store, TASK_KINDS.audiobook.collection),
+    "voice-stream": await TaskRepository.open<TaskDoc>(store, TASK_KINDS["voice-stream"].collection),
+    subtitle: await TaskRepository.open<TaskDoc>(store, TASK_KINDS.subtitle.collection),
+  };
   port = await freePort();
   server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -144,5 +153,32 @@ describe("webhook deliveries over nats-server", () => {
     expect(attempt).toMatchObject({ attempt: 1, status_code: null });
     expect(attempt?.error).toMatch(/^the URL was refused: /);
     expect(received.length).toBe(before);
+  }, 120_000);
+
+  it("queues the deliveries of a record left in the outbox when a gateway starts, and a second start sends nothing again", async () => {
+    for (const other of deliveries.splice(0)) await other.stop();
+    const hook = await endpoint(`http://127.0.0.1:${port}/outbox`);
+    await repo.updateOwned("alice", hook.id, { events: ["audio_book.completed", "audio_book.failed"] });
+    const books = outbox.audiobook as TaskRepository<TaskDoc>;
+    const id = uuidv7();
+    const at = new Date().toISOString();
+    await books.create({ id, account_id: "alice", task_status: "processing", task_progress: 50, task_error: null, result_key: null, seq: 3, published: true, date_created: at, date_updated: at });
+    // finished in the store, and the gateway that did it died before queueing anything
+    expect(await books.applyEvent(id, 4, { task_status: "completed", date_updated: at }, 100)).toBe(true);
+    expect((await books.pendingWebhooks(new Date(Date.now() + 1_000).toISOString(), 10)).map((doc) => doc.id)).toEqual([id]);
+    const before = received.length;
+    await gatewayConsumer("gateway-restarted", {});
+    await until("the outbox delivery", () => (received.length > before ? true : undefined));
+    expect(await books.pendingWebhooks(new Date(Date.now() + 1_000).toISOString(), 10)).toEqual([]);
+    // a record failed by a dead letter is marked as well; another gateway starts: each event once
+    const failed = uuidv7();
+    await books.create({ id: failed, account_id: "alice", task_status: "queued", task_progress: 0, task_error: null, result_key: null, seq: 0, published: true, date_created: at, date_updated: at });
+    expect(await books.failIfUnfinished(failed, "gone", new Date().toISOString())).toBe(true);
+    await gatewayConsumer("gateway-second", {});
+    const log = async () => (await repo.deliveriesOf(hook.id, 10, undefined)).items;
+    const failedMessage = `msg_${failed.replaceAll("-", "")}_audio_book_failed`;
+    await until("the failed record's delivery", async () => ((await log()).some((d) => d.message_id === failedMessage) ? true : undefined));
+    expect((await log()).map((d) => d.message_id).sort()).toEqual([`msg_${id.replaceAll("-", "")}_audio_book_completed`, failedMessage].sort());
+    expect(await books.pendingWebhooks(new Date(Date.now() + 1_000).toISOString(), 10)).toEqual([]);
   }, 120_000);
 });

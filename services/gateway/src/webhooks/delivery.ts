@@ -3,11 +3,12 @@ import { request as httpsRequest } from "node:https";
 import { isIP } from "node:net";
 import { Webhook } from "standardwebhooks";
 import { createCatalogBus, outcome, type Bus, type BusSubscription, type CatalogBus, type WorkContext, type WorkOutcome } from "@voiceloc/bus";
-import { BUS_CATALOG, STREAMS, webhookEventOf, type BusCatalogue, type TaskKind, type WebhookDeliveryWork, type WebhookEvent } from "@voiceloc/contracts";
+import { BUS_CATALOG, STREAMS, TASK_KINDS, webhookEventOf, type BusCatalogue, type TaskKind, type WebhookDeliveryWork, type WebhookEvent } from "@voiceloc/contracts";
 import { pinnedLookup, type Resolver } from "@voiceloc/fetch";
 import type { Logger } from "@voiceloc/log";
 import { uuidv7 } from "../records/ids.ts";
 import type { RecordChange } from "../mesh/tasks.ts";
+import type { TaskDoc, TaskRepository } from "../records/repository.ts";
 import type { WebhookRepository, WebhookDoc } from "./repository.ts";
 import type { SecretBox } from "./secrets.ts";
 import { resolveWebhookUrl } from "./url.ts";
@@ -25,9 +26,15 @@ export interface WebhookSettings {
   allowPrivateHosts: readonly string[];
 }
 
+/** The task records' webhook outbox marks (see `TaskDoc.webhooks_pending`), per kind. */
+export type WebhookOutbox = Record<TaskKind, Pick<TaskRepository<TaskDoc>, "pendingWebhooks" | "clearWebhooksPending">>;
+
 export interface WebhookDeliveryDeps {
   bus: Bus;
   repo: WebhookRepository;
+  outbox: WebhookOutbox;
+  /** How often the outbox is swept for marks older than that (default 30 s; tests shorten it). */
+  outboxSweepMs?: number;
   box: SecretBox;
   /** The record as `GET` returns it now (download links signed at delivery time); null when gone. */
   render(kind: TaskKind, id: string): Promise<unknown>;
@@ -43,8 +50,11 @@ export function webhookMessageId(recordId: string, event: WebhookEvent): string 
 }
 
 const DAY_MS = 24 * 3_600_000;
-/** Tries to put a finished record's messages on the queue (0.5, 1, 2, 4 s apart). */
+/** Tries to put a finished record's messages on the queue (0.5, 1, 2, 4 s apart); the outbox sweep takes over after. */
 const ENQUEUE_ATTEMPTS = 5;
+const OUTBOX_SWEEP_MS = 30_000;
+/** Records the outbox sweep reads at a time. */
+const OUTBOX_BATCH = 100;
 
 /** Exponential back-off with ±20 % jitter: base · 2^(attempt−1), at most a day. */
 export function retryDelayMs(attempt: number, baseMs: number, random: () => number = Math.random): number {
@@ -98,11 +108,19 @@ function connectionProblem(error: unknown, timeoutMs: number, timedOut: boolean)
  * gateways consume it (a shared durable consumer: one gateway per message), POST the signed payload
  * and settle: 2xx acks, anything else naks with an exponential delay until the last attempt, after
  * which the endpoint is disabled with the reason. Every attempt is written to the delivery log.
+ *
+ * The outbox: the update that finishes a record also marks it `webhooks_pending`, and the mark is
+ * cleared once its messages are queued. A gateway that dies in between leaves the mark, which the
+ * outbox sweep finds (every mark at start, then marks older than a sweep period every period) and
+ * queues again. The queue drops a message whose id (endpoint and `webhook-id`) it has seen within its
+ * duplicate window, so a message queued twice is delivered once.
  */
 export class WebhookDelivery {
   private readonly bus: CatalogBus<BusCatalogue>;
   private readonly subscriptions: BusSubscription[] = [];
-  private readonly pending = new Set<Promise<void>>();
+  private readonly pending = new Set<Promise<unknown>>();
+  private sweepTimer: NodeJS.Timeout | undefined;
+  private sweeping: Promise<void> | undefined;
   private stopping = false;
 
   constructor(private readonly deps: WebhookDeliveryDeps) {
@@ -120,10 +138,17 @@ export class WebhookDelivery {
         this.deps.logger.warn({ msgId: letter.msgId, reason: letter.reason, deliveries: letter.deliveryCount }, "webhook delivery dead-lettered");
       }),
     );
+    // every mark left by a gateway that stopped before queueing (this one, before a crash, or another)
+    await this.sweepOutbox(0);
+    const period = this.deps.outboxSweepMs ?? OUTBOX_SWEEP_MS;
+    this.sweepTimer = setInterval(() => void this.sweepOutbox(period), period);
+    this.sweepTimer.unref();
   }
 
   async stop(): Promise<void> {
     this.stopping = true;
+    clearInterval(this.sweepTimer);
+    await this.sweeping;
     await Promise.allSettled([...this.pending]);
     for (const sub of this.subscriptions.splice(0).reverse()) await sub.stop({ graceMs: 5_000 });
   }
@@ -131,28 +156,58 @@ export class WebhookDelivery {
   /** The mesh listener: sync and non-blocking, the publishing runs on its own. */
   readonly onChange = (change: RecordChange): void => {
     if (!change.finishedNow) return;
-    const status = change.record.task_status;
-    if (status !== "completed" && status !== "failed") return;
-    const { kind, record } = change;
-    const event = webhookEventOf(kind, status);
-    const run: Promise<void> = (async () => {
-      // a bus hiccup is retried a few times (publishes are deduplicated by endpoint and message id)
-      for (let attempt = 1; ; attempt++) {
-        try {
-          await this.enqueue(kind, record.id, record.account_id, event, record.date_updated);
-          return;
-        } catch (error) {
-          if (attempt >= ENQUEUE_ATTEMPTS || this.stopping) {
-            this.deps.logger.error({ err: error, taskId: record.id, event }, "could not enqueue webhook deliveries; this event's webhooks are lost");
-            return;
-          }
-          this.deps.logger.warn({ err: error, taskId: record.id, event, attempt }, "could not enqueue webhook deliveries; retrying");
-          await new Promise((resolve) => setTimeout(resolve, 500 * 2 ** (attempt - 1)));
-        }
-      }
-    })().finally(() => this.pending.delete(run));
+    const run = this.handOver(change.kind, change.record, ENQUEUE_ATTEMPTS).finally(() => this.pending.delete(run));
     this.pending.add(run);
   };
+
+  /**
+   * Queues the deliveries of a finished record's event, then clears its outbox mark; a bus hiccup is
+   * retried up to `attempts` times (publishes are deduplicated by endpoint and message id). False when
+   * the mark stays for the outbox sweep.
+   */
+  private async handOver(kind: TaskKind, record: TaskDoc, attempts: number): Promise<boolean> {
+    const status = record.task_status;
+    const event = status === "completed" || status === "failed" ? webhookEventOf(kind, status) : undefined;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        // a record that moved on since it was marked has no event to deliver any more
+        if (event) await this.enqueue(kind, record.id, record.account_id, event, record.date_updated);
+        await this.deps.outbox[kind].clearWebhooksPending(record.id, record.date_updated);
+        return true;
+      } catch (error) {
+        if (attempt >= attempts || this.stopping) {
+          this.deps.logger.warn({ err: error, taskId: record.id, event }, "could not enqueue webhook deliveries; the outbox sweep will retry");
+          return false;
+        }
+        this.deps.logger.warn({ err: error, taskId: record.id, event, attempt }, "could not enqueue webhook deliveries; retrying");
+        await new Promise((resolve) => setTimeout(resolve, 500 * 2 ** (attempt - 1)));
+      }
+    }
+  }
+
+  /** Hands over every record whose outbox mark is older than `graceMs` (0: every mark); one sweep at a time. */
+  private sweepOutbox(graceMs: number): Promise<void> {
+    this.sweeping ??= (async () => {
+      try {
+        const olderThan = new Date((this.deps.now ?? (() => new Date()))().getTime() - graceMs).toISOString();
+        for (const kind of TASK_KINDS) {
+          for (;;) {
+            const batch = await this.deps.outbox[kind].pendingWebhooks(olderThan, OUTBOX_BATCH);
+            let queued = 0;
+            for (const record of batch) if (!this.stopping && (await this.handOver(kind, record, 1))) queued += 1;
+            if (queued > 0) this.deps.logger.info({ kind, records: queued }, "queued the webhook deliveries left in the outbox");
+            // a full batch all handed over: more may wait; anything left is for the next sweep
+            if (batch.length < OUTBOX_BATCH || queued < batch.length) break;
+          }
+        }
+      } catch (error) {
+        this.deps.logger.warn({ err: error }, "webhook outbox sweep failed; will retry");
+      } finally {
+        this.sweeping = undefined;
+      }
+    })();
+    return this.sweeping;
+  }
 
   /** Puts one delivery per enabled endpoint of the account that wants the event on the queue. */
   async enqueue(kind: TaskKind, recordId: string, accountId: string, event: WebhookEvent, timestamp: string): Promise<number> {

@@ -14,26 +14,21 @@ import {
   webhookPayloadSchema,
   type WebhookEvent,
 } from "@voiceloc/contracts";
-import type { GatewayDeps } from "../app.ts";
+import type { GatewayDeps, WebhookRouteDeps } from "../deps.ts";
 import type { GatewayApp, GatewayEnv } from "../http/context.ts";
 import { headerFields, respond } from "../http/respond.ts";
 import { HttpProblem, NotFoundError, ValueError422 } from "../http/errors.ts";
-import { bodyErrorResponses, errorResponses, notFoundResponse } from "../http/responses.ts";
+import { SECURITY, bodyErrorResponses, errorResponses, notFoundResponse } from "../http/responses.ts";
 import { ErrorSchema } from "@voiceloc/contracts";
 import { uuidv7 } from "../records/ids.ts";
 import { nextPageLink } from "../records/cursor.ts";
 import { InvalidCursorError, type Page } from "../records/repository.ts";
-import { SECURITY } from "../routes/shared.ts";
-import { presentDelivery, presentWebhook, type WebhookDoc, type WebhookRepository } from "./repository.ts";
-import { newWebhookSecret, type SecretBox } from "./secrets.ts";
+import { presentDelivery, presentWebhook, type WebhookDoc } from "./repository.ts";
+import { newWebhookSecret } from "./secrets.ts";
 import { webhookUrlProblem, type WebhookUrlPolicy } from "./url.ts";
+import { createRouter } from "../http/router.ts";
 
 /** What the webhook routes need besides the gateway's usual dependencies. */
-export interface WebhookRouteDeps {
-  repo: WebhookRepository;
-  box: SecretBox;
-  urlPolicy: WebhookUrlPolicy;
-}
 
 export const WEBHOOKS_TAG = {
   name: "Webhooks",
@@ -172,7 +167,8 @@ async function listed<T>(c: Context<GatewayEnv>, deps: GatewayDeps, path: string
   return page.items;
 }
 
-export function registerWebhooks(app: GatewayApp, deps: GatewayDeps, hooks: WebhookRouteDeps): void {
+export function webhookRoutes(deps: GatewayDeps, hooks: WebhookRouteDeps): GatewayApp {
+  const app = createRouter();
   const now = () => (deps.now ? deps.now() : new Date());
   const { repo } = hooks;
 
@@ -252,6 +248,14 @@ export function registerWebhooks(app: GatewayApp, deps: GatewayDeps, hooks: Webh
     return respond(c, 200, items.map(presentDelivery));
   });
 
+  return app;
+}
+
+/**
+ * The payloads, in the document's OpenAPI 3.1 `webhooks` section (one entry per event): registered on
+ * the root app, as a mounted sub-app's webhooks would be given a path.
+ */
+export function documentWebhookEvents(app: GatewayApp): void {
   // The payloads, in the document's OpenAPI 3.1 `webhooks` section (one entry per event).
   for (const event of WEBHOOK_EVENTS) {
     app.openAPIRegistry.registerWebhook({
