@@ -1,4 +1,3 @@
-import { uuidv7 } from "./ids.ts";
 import { createRoute } from "@hono/zod-openapi";
 import {
   AudioBookSchema,
@@ -11,9 +10,8 @@ import type { GatewayApp } from "../http/context.ts";
 import { respond } from "../http/respond.ts";
 import { NotFoundError } from "../http/errors.ts";
 import { SECURITY, bodyErrorResponses, capabilityErrorResponses, createErrorResponses, errorResponses, notFoundResponse } from "../http/responses.ts";
-import { AUDIO_BOOKS, newTaskFields, type AudioBookDoc } from "./kinds.ts";
-import { IdempotencyHeaders, checkCapabilities, checkFileReference, dispatchQuietly, idempotent } from "./shared.ts";
-import { storeTask } from "./sandbox-tasks.ts";
+import { AUDIO_BOOKS, type AudioBookDoc } from "./kinds.ts";
+import { IdempotencyHeaders, checkCapabilities, checkFileReference, createTask } from "./shared.ts";
 
 const TAGS = [AUDIO_BOOKS.tag];
 const IdParam = uuidParam("audio_book_id", AUDIO_BOOKS.idDescription);
@@ -84,8 +82,6 @@ const updateAudioBook = createRoute({
 });
 
 export function registerAudioBooks(app: GatewayApp, deps: GatewayDeps): void {
-  const now = () => (deps.now ? deps.now() : new Date());
-
   app.openapi(createAudioBook, async (c) => {
     const body = c.req.valid("json");
     const { "idempotency-key": key } = c.req.valid("header");
@@ -100,27 +96,17 @@ export function registerAudioBooks(app: GatewayApp, deps: GatewayDeps): void {
       voiceField: "preset_voice_name",
       useVoiceClone: body.use_voice_clone,
     });
-    const accountId = c.get("principal").accountId;
-    return idempotent(c, deps, "POST /v1/audio_books/", key, async () => {
-      const id = deps.newId ? deps.newId() : uuidv7();
-      const doc: AudioBookDoc = {
-        id,
-        ...newTaskFields(accountId, now()),
-        file: body.file,
-        name: body.name,
-        source_language: body.source_language,
-        target_language: body.target_language,
-        audio_book_cover: null,
-        use_voice_clone: body.use_voice_clone ?? false,
-        preset_voice_name: body.preset_voice_name ?? null,
-        voice_clone_sample: body.voice_clone_sample ?? null,
-      };
-      await storeTask(deps.sandboxTasks, "audiobook", deps.records.audiobook, doc);
-      await dispatchQuietly(c, deps, () => deps.dispatcher.dispatch("audiobook", doc));
-      return { status: 201, body: AUDIO_BOOKS.present(doc, deps.signer), location: `/v1/audio_books/${id}` };
+    return createTask(c, deps, "audiobook", key, 201, {
+      file: body.file,
+      name: body.name,
+      source_language: body.source_language,
+      target_language: body.target_language,
+      audio_book_cover: null,
+      use_voice_clone: body.use_voice_clone ?? false,
+      preset_voice_name: body.preset_voice_name ?? null,
+      voice_clone_sample: body.voice_clone_sample ?? null,
     }) as Promise<never>;
   });
-
 }
 
 /** PATCH of an audio book (after its reads, as the document lists them). */

@@ -6,6 +6,10 @@ import { requestLog, type GatewayEnv } from "../http/context.ts";
 import { respondText } from "../http/respond.ts";
 import { ValueError422 } from "../http/errors.ts";
 import type { UploadKind } from "../uploads/repository.ts";
+import type { TaskDoc } from "./repository.ts";
+import { TASK_KINDS, newTaskFields, type KindDocs, type TaskKind } from "./kinds.ts";
+import { uuidv7 } from "./ids.ts";
+import { storeTask } from "./sandbox-tasks.ts";
 import { UPLOAD_ID } from "@voiceloc/fetch";
 
 export const IdempotencyHeaders = z.object({
@@ -106,4 +110,29 @@ export async function dispatchQuietly(c: Context<GatewayEnv>, deps: GatewayDeps,
   } catch (error) {
     requestLog(c, deps.logger).warn({ err: error }, "work not published yet; the re-publish sweep will retry");
   }
+}
+
+/**
+ * What every kind's creating operation does once its request is checked: under the request's
+ * Idempotency-Key (the replay first, before any limit), a new record of `kind` with these fields is
+ * stored (a sandbox owner's within the sandbox's places), handed to the dispatcher, and answered with
+ * `status`, its view and `Location`.
+ */
+export function createTask<K extends TaskKind>(
+  c: Context<GatewayEnv>,
+  deps: GatewayDeps,
+  kind: K,
+  key: string | undefined,
+  status: Created["status"],
+  fields: Omit<KindDocs[K], keyof TaskDoc>,
+): Promise<Response> {
+  const spec = TASK_KINDS[kind];
+  const accountId = c.get("principal").accountId;
+  return idempotent(c, deps, `POST ${spec.listPath}`, key, async () => {
+    const id = deps.newId ? deps.newId() : uuidv7();
+    const doc = { id, ...newTaskFields(accountId, deps.now ? deps.now() : new Date()), ...fields } as KindDocs[K];
+    await storeTask(deps.sandboxTasks, kind, deps.records[kind], doc);
+    await dispatchQuietly(c, deps, () => deps.dispatcher.dispatch(kind, doc));
+    return { status, body: spec.present(doc, deps.signer), location: `${spec.recordPrefix}${id}` };
+  });
 }

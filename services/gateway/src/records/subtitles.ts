@@ -1,12 +1,10 @@
-import { uuidv7 } from "./ids.ts";
 import { createRoute } from "@hono/zod-openapi";
 import { SubtitleJobSchema, SubtitleVideoSchema } from "@voiceloc/contracts";
 import type { GatewayDeps } from "../deps.ts";
 import type { GatewayApp } from "../http/context.ts";
 import { SECURITY, bodyErrorResponses, capabilityErrorResponses, createErrorResponses, errorResponses } from "../http/responses.ts";
-import { TASK_KINDS, newTaskFields, type SubtitleDoc } from "./kinds.ts";
-import { storeTask } from "./sandbox-tasks.ts";
-import { IdempotencyHeaders, checkCapabilities, checkFileReference, dispatchQuietly, idempotent } from "./shared.ts";
+import { TASK_KINDS } from "./kinds.ts";
+import { IdempotencyHeaders, checkCapabilities, checkFileReference, createTask } from "./shared.ts";
 
 const TAGS = [TASK_KINDS.subtitle.tag];
 const json = <T>(schema: T) => ({ "application/json": { schema } });
@@ -56,22 +54,13 @@ export function registerSubtitles(app: GatewayApp, deps: GatewayDeps): void {
     const { "idempotency-key": key } = c.req.valid("header");
     await checkFileReference(deps, c.get("principal").accountId, body.file, ["body", "file"], ["video"]);
     await checkCapabilities(deps, { kind: "subtitle", source: body.source_language, target: body.target_language });
-    const accountId = c.get("principal").accountId;
-    return idempotent(c, deps, "POST /v1/videos/subtitle", key, async () => {
-      const id = deps.newId ? deps.newId() : uuidv7();
-      const doc: SubtitleDoc = {
-        id,
-        ...newTaskFields(accountId, deps.now ? deps.now() : new Date()),
-        file: body.file,
-        source_language: body.source_language,
-        target_language: body.target_language,
-        mode: body.mode ?? "burn_in",
-        subtitle_format: body.subtitle_format ?? "srt",
-        subtitle_key: null,
-      };
-      await storeTask(deps.sandboxTasks, "subtitle", deps.records.subtitle, doc);
-      await dispatchQuietly(c, deps, () => deps.dispatcher.dispatch("subtitle", doc));
-      return { status: 202, body: TASK_KINDS.subtitle.present(doc, deps.signer), location: `/v1/videos/subtitle/${id}` };
+    return createTask(c, deps, "subtitle", key, 202, {
+      file: body.file,
+      source_language: body.source_language,
+      target_language: body.target_language,
+      mode: body.mode ?? "burn_in",
+      subtitle_format: body.subtitle_format ?? "srt",
+      subtitle_key: null,
     }) as Promise<never>;
   });
 }

@@ -1,12 +1,10 @@
-import { uuidv7 } from "./ids.ts";
 import { createRoute } from "@hono/zod-openapi";
 import { CreateVoiceStreamSchema, VoiceStreamSchema } from "@voiceloc/contracts";
 import type { GatewayDeps } from "../deps.ts";
 import type { GatewayApp } from "../http/context.ts";
 import { SECURITY, bodyErrorResponses, capabilityErrorResponses, createErrorResponses, errorResponses } from "../http/responses.ts";
-import { TASK_KINDS, newTaskFields, type VoiceStreamDoc } from "./kinds.ts";
-import { storeTask } from "./sandbox-tasks.ts";
-import { IdempotencyHeaders, checkCapabilities, checkFileReference, dispatchQuietly, idempotent } from "./shared.ts";
+import { TASK_KINDS } from "./kinds.ts";
+import { IdempotencyHeaders, checkCapabilities, checkFileReference, createTask } from "./shared.ts";
 
 const TAGS = [TASK_KINDS["voice-stream"].tag];
 const json = <T>(schema: T) => ({ "application/json": { schema } });
@@ -47,20 +45,11 @@ export function registerVoiceStreams(app: GatewayApp, deps: GatewayDeps): void {
     const { "idempotency-key": key } = c.req.valid("header");
     await checkFileReference(deps, c.get("principal").accountId, body.file, ["body", "file"], ["audio", "video"]);
     await checkCapabilities(deps, { kind: "voice-stream", source: body.source_language, target: body.target_language, voice: body.voice, voiceField: "voice" });
-    const accountId = c.get("principal").accountId;
-    return idempotent(c, deps, "POST /v1/voices/streams", key, async () => {
-      const id = deps.newId ? deps.newId() : uuidv7();
-      const doc: VoiceStreamDoc = {
-        id,
-        ...newTaskFields(accountId, deps.now ? deps.now() : new Date()),
-        file: body.file,
-        source_language: body.source_language,
-        target_language: body.target_language,
-        voice: body.voice ?? null,
-      };
-      await storeTask(deps.sandboxTasks, "voice-stream", deps.records["voice-stream"], doc);
-      await dispatchQuietly(c, deps, () => deps.dispatcher.dispatch("voice-stream", doc));
-      return { status: 201, body: TASK_KINDS["voice-stream"].present(doc, deps.signer), location: `/v1/voices/streams/${id}` };
+    return createTask(c, deps, "voice-stream", key, 201, {
+      file: body.file,
+      source_language: body.source_language,
+      target_language: body.target_language,
+      voice: body.voice ?? null,
     }) as Promise<never>;
   });
 }
