@@ -3,7 +3,7 @@
  * the app's answer (body, header fields and their order, log line, metrics), and every read it
  * cannot serve exactly must reach the app untouched.
  */
-import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { getRequestListener } from "@hono/node-server";
 import { afterEach, describe, expect, it } from "vitest";
@@ -13,16 +13,13 @@ import { scrape } from "@voiceloc/telemetry";
 import { tempDir } from "@voiceloc/testing";
 import { EXTERNAL_CHANGES_MS, openEmbeddedStore } from "@voiceloc/store";
 import { createGateway, gatewayDataDir, type GatewayService } from "../gateway.ts";
-import { ALICE_KEY, BOB_KEY, jsonLogSink } from "../testing/harness.ts";
+import { ALICE_KEY, BOB_KEY, jsonLogSink, wireRequest, type WireAnswer } from "../testing/harness.ts";
+
+type Answer = WireAnswer;
+const get = (f: { url: string }, path: string, headers: Record<string, string> = {}, method = "GET") => wireRequest(f.url, path, headers, method);
 import { withFastRecordReads } from "./fast-read.ts";
 import { recordReaders } from "./read.ts";
 
-interface Answer {
-  status: number;
-  /** Header fields as sent, in order, without the ones Node adds (Date, Connection, Keep-Alive). */
-  fields: Array<[string, string]>;
-  body: string;
-}
 
 interface Fixture {
   gateway: GatewayService;
@@ -89,25 +86,6 @@ async function start(env: Record<string, string> = {}, options: { withoutStoredT
   return f;
 }
 
-/** One request over a fresh connection, answered with the header fields in the order they were sent. */
-function get(f: Fixture, path: string, headers: Record<string, string> = {}, method = "GET"): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(`${f.url}${path}`, { method, headers, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on("data", (c: Buffer) => chunks.push(c));
-      res.on("end", () => {
-        const fields: Array<[string, string]> = [];
-        for (let i = 0; i + 1 < res.rawHeaders.length; i += 2) {
-          const name = res.rawHeaders[i] as string;
-          if (!["date", "connection", "keep-alive"].includes(name.toLowerCase())) fields.push([name, res.rawHeaders[i + 1] as string]);
-        }
-        resolve({ status: res.statusCode ?? 0, fields, body: Buffer.concat(chunks).toString("utf8") });
-      });
-    });
-    req.on("error", reject);
-    req.end();
-  });
-}
 
 async function completedBook(f: Fixture, owner: string, name: string, created = new Date()): Promise<string> {
   const repo = f.gateway.deps.records.audiobook;

@@ -2,38 +2,13 @@
  * Every read of every kind, sent to a real listening gateway with the fast path on (its own server)
  * and off (the app alone on the same store): status, header fields (but `Date`) and bodies agree.
  */
-import { createServer, request as httpRequest, type Server } from "node:http";
+import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { getRequestListener } from "@hono/node-server";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { TASK_KINDS as KIND_NAMES } from "@voiceloc/contracts";
-import { ALICE_KEY, BOB_KEY, startTestGateway, type TestGateway } from "../testing/harness.ts";
+import { ALICE_KEY, BOB_KEY, startTestGateway, wireRequest as get, type TestGateway, type WireAnswer as Answer } from "../testing/harness.ts";
 import { TASK_KINDS } from "./kinds.ts";
-
-interface Answer {
-  status: number;
-  fields: Array<[string, string]>;
-  body: string;
-}
-
-function get(base: string, path: string, headers: Record<string, string>): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(`${base}${path}`, { headers, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on("data", (c: Buffer) => chunks.push(c));
-      res.on("end", () => {
-        const fields: Array<[string, string]> = [];
-        for (let i = 0; i + 1 < res.rawHeaders.length; i += 2) {
-          const name = res.rawHeaders[i] as string;
-          if (!["date", "connection", "keep-alive"].includes(name.toLowerCase())) fields.push([name, res.rawHeaders[i + 1] as string]);
-        }
-        resolve({ status: res.statusCode ?? 0, fields, body: Buffer.concat(chunks).toString("utf8") });
-      });
-    });
-    req.on("error", reject);
-    req.end();
-  });
-}
 
 let t: TestGateway;
 let fast: string;

@@ -1,3 +1,4 @@
+import { request as httpRequest } from "node:http";
 import { Writable } from "node:stream";
 import { loadConfig } from "@voiceloc/config";
 import { silentLogger } from "@voiceloc/log";
@@ -63,4 +64,32 @@ export function jsonLogSink(lines: Array<Record<string, unknown>> = []): { sink:
     },
   });
   return { sink, lines };
+}
+
+/** An answer read off the wire: status, the header fields in the order they were sent (less Node's own), the body. */
+export interface WireAnswer {
+  status: number;
+  /** Header fields as sent, in order, without the ones Node adds (Date, Connection, Keep-Alive). */
+  fields: Array<[string, string]>;
+  body: string;
+}
+
+/** One request over a fresh connection to a listening server, answered with the header fields in the order they were sent. */
+export function wireRequest(base: string, path: string, headers: Record<string, string> = {}, method = "GET"): Promise<WireAnswer> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(`${base}${path}`, { method, headers, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (c: Buffer) => chunks.push(c));
+      res.on("end", () => {
+        const fields: Array<[string, string]> = [];
+        for (let i = 0; i + 1 < res.rawHeaders.length; i += 2) {
+          const name = res.rawHeaders[i] as string;
+          if (!["date", "connection", "keep-alive"].includes(name.toLowerCase())) fields.push([name, res.rawHeaders[i + 1] as string]);
+        }
+        resolve({ status: res.statusCode ?? 0, fields, body: Buffer.concat(chunks).toString("utf8") });
+      });
+    });
+    req.on("error", reject);
+    req.end();
+  });
 }
