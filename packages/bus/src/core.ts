@@ -1,7 +1,8 @@
 /**
  * The bus, written once against the internal Engine; both adapters share these semantics.
  */
-import type { Logger } from "@voiceloc/log";
+import { withLogContext, type Logger } from "@voiceloc/log";
+import { logIdHeaders, logIdsOf } from "./log-ids.ts";
 import { startPublish } from "@voiceloc/telemetry";
 import {
   BusClosedError,
@@ -661,7 +662,8 @@ export function createBusOnEngine(engine: Engine, logger: Logger, settings: BusS
         message.respond(reply);
       };
       const sub = await engine.subscribe(subject, { queue: options.queue ?? subject }, (message) => {
-        const running = handle(message).catch((error: unknown) => {
+        const ids = logIdsOf(message.headers);
+        const running = (ids === undefined ? handle(message) : withLogContext(ids, () => handle(message))).catch((error: unknown) => {
           log.error({ err: error }, `replying failed: ${errorMessage(error)}`);
         });
         inFlight.add(running);
@@ -680,7 +682,7 @@ export function createBusOnEngine(engine: Engine, logger: Logger, settings: BusS
       assertOpen();
       assertSubject(subject, { wildcards: false });
       if (!(options.timeoutMs > 0)) throw new InvalidArgumentError("timeoutMs must be > 0");
-      const text = await engine.request(subject, encodeJson(payload), options.timeoutMs);
+      const text = await engine.request(subject, encodeJson(payload), options.timeoutMs, logIdHeaders());
       const reply = tryJson(text);
       if (typeof reply !== "object" || reply === null) throw new BusError("bad_reply", `unreadable reply on ${subject}`);
       const envelope = reply as { result?: unknown; error?: { code?: unknown; message?: unknown } };

@@ -48,6 +48,8 @@ export interface StoredMessage {
 export interface CoreMessage {
   subject: string;
   body: string;
+  /** The log ids of the request or task that sent it (`Voiceloc-Request-Id`…), when it carries them. */
+  headers?: Record<string, string> | undefined;
   /** Replies when the message was a request; otherwise a no-op. */
   respond(body: string): void;
 }
@@ -83,7 +85,7 @@ export interface Engine {
   /** Core publish (no stream, no ack): to the core subscribers of the subject, at most once. */
   notify(subject: string, body: string): Promise<void>;
   /** Throws RequestTimeoutError, NoRespondersError or BusClosedError. */
-  request(subject: string, body: string, timeoutMs: number): Promise<string>;
+  request(subject: string, body: string, timeoutMs: number, headers?: Record<string, string>): Promise<string>;
   /** One round trip to the server; resolves with its time in ms. Throws BusError("timeout") or BusClosedError. */
   ping(timeoutMs: number): Promise<number>;
   /** Makes sure acks and publishes sent so far reached the server. */

@@ -388,7 +388,7 @@ class InProcessEngine implements Engine {
     };
   }
 
-  #deliverCore(subject: string, body: string, reply?: (body: string) => void): number {
+  #deliverCore(subject: string, body: string, reply?: (body: string) => void, headers?: Record<string, string>): number {
     const groups = new Map<string, MemSubscription[]>();
     const targets: MemSubscription[] = [];
     for (const sub of this.subscriptions) {
@@ -401,7 +401,7 @@ class InProcessEngine implements Engine {
       if (chosen) targets.push(chosen);
     }
     for (const sub of targets) {
-      const message: CoreMessage = { subject, body, respond: (text) => reply?.(text) };
+      const message: CoreMessage = { subject, body, headers, respond: (text) => reply?.(text) };
       setImmediate(() => {
         if (this.subscriptions.has(sub)) sub.callback(message);
       });
@@ -478,7 +478,7 @@ class InProcessEngine implements Engine {
     this.#deliverCore(subject, body);
   }
 
-  request(subject: string, body: string, timeoutMs: number): Promise<string> {
+  request(subject: string, body: string, timeoutMs: number, headers?: Record<string, string>): Promise<string> {
     if (this.closed) return Promise.reject(new BusClosedError());
     return new Promise<string>((resolve, reject) => {
       let settled = false;
@@ -492,7 +492,7 @@ class InProcessEngine implements Engine {
       const fail = (error: Error) => finish(() => reject(error));
       const timer = setTimeout(() => fail(new RequestTimeoutError(subject, timeoutMs)), timeoutMs);
       this.#requests.add(fail);
-      const delivered = this.#deliverCore(subject, body, (text) => finish(() => resolve(text)));
+      const delivered = this.#deliverCore(subject, body, (text) => finish(() => resolve(text)), headers);
       if (delivered === 0) fail(new NoRespondersError(subject));
     });
   }

@@ -1,8 +1,8 @@
 import { existsSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { connect } from "@nats-io/transport-node";
+import { connect, headers as natsHeaders } from "@nats-io/transport-node";
 import { jetstreamManager } from "@nats-io/jetstream";
-import { createLogger, silentLogger } from "@voiceloc/log";
+import { createLogger, silentLogger, withLogContext } from "@voiceloc/log";
 import { startNatsServer, type NatsServerHandle } from "@voiceloc/testing";
 import { createNatsBus, reconnectDelayMs } from "./nats.ts";
 import type { Bus, DeadLetter } from "./types.ts";
@@ -182,6 +182,38 @@ describe("nats specifics", { timeout: 90_000 }, () => {
     await waitFor(() => deliveries.length === 2, "the redelivery", 30_000);
     // redelivered long before the queue's own 60 s (the wait above gives up at 30 s)
     expect(deliveries).toEqual([1, 2]);
+  });
+
+  it("a request carries the ids of the request or task it is sent for: the serving process writes its lines under them", async () => {
+    const lines: Array<Record<string, unknown>> = [];
+    const logger = createLogger({ level: "info", destination: { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) } });
+    // two connections, as two processes: the server's callback never runs in the requester's async context
+    const serving = await createNatsBus({ url: server.url, logger, name: "bus-ids-serving" });
+    const asking = await createNatsBus({ url: server.url, logger: silentLogger(), name: "bus-ids-asking" });
+    open.push(serving, asking);
+    await serving.serve("ids.echo", JobSchema, (req) => {
+      logger.info({ n: req.n }, "served");
+      return req;
+    });
+    await withLogContext({ requestId: "req-1" }, () => asking.request("ids.echo", { n: 1 }, { timeoutMs: 10_000 }));
+    await withLogContext({ taskId: "task-2", kind: "audiobook" }, () => asking.request("ids.echo", { n: 2 }, { timeoutMs: 10_000 }));
+    await asking.request("ids.echo", { n: 3 }, { timeoutMs: 10_000 });
+    // a header value that is no id (control characters, too long) is not logged
+    const nc = await connect({ servers: server.url });
+    try {
+      const hdrs = natsHeaders();
+      hdrs.set("Voiceloc-Request-Id", "x".repeat(300));
+      await nc.request("ids.echo", JSON.stringify({ n: 4 }), { timeout: 10_000, headers: hdrs });
+    } finally {
+      await nc.close();
+    }
+    const served = lines.filter((l) => l.msg === "served");
+    expect(served.map((l) => [l.n, l.requestId, l.taskId, l.kind])).toEqual([
+      [1, "req-1", undefined, undefined],
+      [2, undefined, "task-2", "audiobook"],
+      [3, undefined, undefined, undefined],
+      [4, undefined, undefined, undefined],
+    ]);
   });
 
   it("a process with another workAckWaitMs leaves the consumer's ack wait alone, says both values once, and runs its leases by the consumer's", async () => {

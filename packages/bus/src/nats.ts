@@ -31,6 +31,7 @@ import {
 import type { Logger } from "@voiceloc/log";
 import { TRACE_HEADERS } from "@voiceloc/telemetry";
 import { createBusOnEngine } from "./core.ts";
+import { LOG_ID_HEADERS } from "./log-ids.ts";
 import type { ConsumerSpec, CoreMessage, CoreSubscription, Engine, Puller, RawDelivery, StoredMessage } from "./engine.ts";
 import {
   BusClosedError,
@@ -99,15 +100,26 @@ function isClosed(error: unknown): boolean {
   return causes(error).some((e) => e instanceof ClosedConnectionError || e instanceof DrainingConnectionError);
 }
 
-/** The W3C trace context headers of a message, when it has any. */
-function traceHeaders(m: JsMsg): Record<string, string> | undefined {
+/** The headers of a message among `names`, when it has any. */
+function namedHeaders(m: Pick<Msg, "headers">, names: readonly string[]): Record<string, string> | undefined {
   if (m.headers === undefined) return undefined;
   let found: Record<string, string> | undefined;
-  for (const name of TRACE_HEADERS) {
+  for (const name of names) {
     const value = m.headers.get(name);
     if (value) (found ??= {})[name] = value;
   }
   return found;
+}
+
+/** The W3C trace context headers of a message, when it has any. */
+function traceHeaders(m: JsMsg): Record<string, string> | undefined {
+  return namedHeaders(m, TRACE_HEADERS);
+}
+
+function toNatsHeaders(fields: Record<string, string>): ReturnType<typeof natsHeaders> {
+  const hdrs = natsHeaders();
+  for (const [name, value] of Object.entries(fields)) hdrs.set(name, value);
+  return hdrs;
 }
 
 function toDelivery(m: JsMsg): RawDelivery {
@@ -338,6 +350,7 @@ class NatsEngine implements Engine {
         callback({
           subject: msg.subject,
           body: msg.string(),
+          headers: namedHeaders(msg, LOG_ID_HEADERS),
           respond: (body) => {
             if (msg.reply) msg.respond(body);
           },
@@ -362,9 +375,9 @@ class NatsEngine implements Engine {
     }
   }
 
-  async request(subject: string, body: string, timeoutMs: number): Promise<string> {
+  async request(subject: string, body: string, timeoutMs: number, headers?: Record<string, string>): Promise<string> {
     try {
-      const reply = await this.#nc.request(subject, body, { timeout: timeoutMs });
+      const reply = await this.#nc.request(subject, body, { timeout: timeoutMs, ...(headers === undefined ? {} : { headers: toNatsHeaders(headers) }) });
       return reply.string();
     } catch (error) {
       if (isNoResponders(error)) throw new NoRespondersError(subject, { cause: error });

@@ -27,6 +27,11 @@ export function withLogContext<T>(ids: LogIds, fn: () => T): T {
   return context.run(around === undefined ? ids : { ...around, ...ids }, fn);
 }
 
+/** The ids of the request or task being served now (undefined outside any): what a message to another process carries. */
+export function currentLogIds(): LogIds | undefined {
+  return context.getStore();
+}
+
 /** What the mixin gives a line outside any request or task: never merged (see {@link mergeContextFields}). */
 const NONE: Record<string, string> = Object.freeze({});
 
