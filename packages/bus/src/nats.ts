@@ -111,20 +111,17 @@ function namedHeaders(m: Pick<Msg, "headers">, names: readonly string[]): Record
   return found;
 }
 
-/** The W3C trace context headers of a message, when it has any. */
-function traceHeaders(m: JsMsg): Record<string, string> | undefined {
-  return namedHeaders(m, TRACE_HEADERS);
-}
-
-function toNatsHeaders(fields: Record<string, string>): ReturnType<typeof natsHeaders> {
-  const hdrs = natsHeaders();
-  for (const [name, value] of Object.entries(fields)) hdrs.set(name, value);
+/** Header fields as NATS headers (undefined when there are none). */
+function toNatsHeaders(fields: Record<string, string> | undefined): MsgHdrs | undefined {
+  let hdrs: MsgHdrs | undefined;
+  for (const [name, value] of Object.entries(fields ?? {})) (hdrs ??= natsHeaders()).set(name, value);
   return hdrs;
 }
 
 function toDelivery(m: JsMsg): RawDelivery {
   return {
-    headers: traceHeaders(m),
+    // the W3C trace context, when it carries one
+    headers: namedHeaders(m, TRACE_HEADERS),
     subject: m.subject,
     body: m.string(),
     streamSeq: m.seq,
@@ -286,8 +283,7 @@ class NatsEngine implements Engine {
 
   async publish(subject: string, body: string, options: { msgId?: string; headers?: Record<string, string> | undefined }) {
     try {
-      let hdrs: MsgHdrs | undefined;
-      for (const [name, value] of Object.entries(options.headers ?? {})) (hdrs ??= natsHeaders()).set(name, value);
+      const hdrs = toNatsHeaders(options.headers);
       const ack = await this.#js.publish(subject, body, {
         ...(options.msgId === undefined ? {} : { msgID: options.msgId }),
         ...(hdrs === undefined ? {} : { headers: hdrs }),
@@ -377,7 +373,8 @@ class NatsEngine implements Engine {
 
   async request(subject: string, body: string, timeoutMs: number, headers?: Record<string, string>): Promise<string> {
     try {
-      const reply = await this.#nc.request(subject, body, { timeout: timeoutMs, ...(headers === undefined ? {} : { headers: toNatsHeaders(headers) }) });
+      const hdrs = toNatsHeaders(headers);
+      const reply = await this.#nc.request(subject, body, { timeout: timeoutMs, ...(hdrs === undefined ? {} : { headers: hdrs }) });
       return reply.string();
     } catch (error) {
       if (isNoResponders(error)) throw new NoRespondersError(subject, { cause: error });
