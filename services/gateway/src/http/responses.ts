@@ -45,5 +45,13 @@ export const capabilityErrorResponses = {
   },
 } as const;
 
+/** Every error a task creation can answer (audio books, voice streams, subtitle jobs). */
+export const taskCreationErrorResponses = {
+  ...errorResponses,
+  ...createErrorResponses,
+  ...capabilityErrorResponses,
+  ...bodyErrorResponses,
+} as const;
+
 /** The security requirement of every /v1 operation: an API key in `API-KEY`, or a bearer credential. */
 export const SECURITY: Array<Record<string, string[]>> = [{ APIKeyHeader: [] }, { HTTPBearer: [] }];

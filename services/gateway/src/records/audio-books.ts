@@ -9,7 +9,7 @@ import type { GatewayDeps } from "../deps.ts";
 import type { GatewayApp } from "../http/context.ts";
 import { respond } from "../http/respond.ts";
 import { NotFoundError } from "../http/errors.ts";
-import { SECURITY, bodyErrorResponses, capabilityErrorResponses, createErrorResponses, errorResponses, notFoundResponse } from "../http/responses.ts";
+import { SECURITY, bodyErrorResponses, errorResponses, notFoundResponse, taskCreationErrorResponses } from "../http/responses.ts";
 import { AUDIO_BOOKS, type AudioBookDoc } from "./kinds.ts";
 import { IdempotencyHeaders, checkCapabilities, checkFileReference, createTask } from "./shared.ts";
 
@@ -46,10 +46,7 @@ const createAudioBook = createRoute({
   },
   responses: {
     201: { description: "The audio book record, `task_status: queued`.", content: json(AudioBookSchema) },
-    ...errorResponses,
-    ...createErrorResponses,
-    ...capabilityErrorResponses,
-    ...bodyErrorResponses,
+    ...taskCreationErrorResponses,
   },
 });
 

@@ -2,7 +2,7 @@ import { createRoute } from "@hono/zod-openapi";
 import { SubtitleJobSchema, SubtitleVideoSchema } from "@voiceloc/contracts";
 import type { GatewayDeps } from "../deps.ts";
 import type { GatewayApp } from "../http/context.ts";
-import { SECURITY, bodyErrorResponses, capabilityErrorResponses, createErrorResponses, errorResponses } from "../http/responses.ts";
+import { SECURITY, taskCreationErrorResponses } from "../http/responses.ts";
 import { TASK_KINDS } from "./kinds.ts";
 import { IdempotencyHeaders, checkCapabilities, checkFileReference, createTask } from "./shared.ts";
 
@@ -41,10 +41,7 @@ const subtitleVideo = createRoute({
       description: "The subtitle job, `task_status: queued`. `Location` points at it.",
       content: json(SubtitleJobSchema),
     },
-    ...errorResponses,
-    ...createErrorResponses,
-    ...capabilityErrorResponses,
-    ...bodyErrorResponses,
+    ...taskCreationErrorResponses,
   },
 });
 

@@ -2,7 +2,7 @@ import { createRoute } from "@hono/zod-openapi";
 import { CreateVoiceStreamSchema, VoiceStreamSchema } from "@voiceloc/contracts";
 import type { GatewayDeps } from "../deps.ts";
 import type { GatewayApp } from "../http/context.ts";
-import { SECURITY, bodyErrorResponses, capabilityErrorResponses, createErrorResponses, errorResponses } from "../http/responses.ts";
+import { SECURITY, taskCreationErrorResponses } from "../http/responses.ts";
 import { TASK_KINDS } from "./kinds.ts";
 import { IdempotencyHeaders, checkCapabilities, checkFileReference, createTask } from "./shared.ts";
 
@@ -32,10 +32,7 @@ const createVoiceStream = createRoute({
   },
   responses: {
     201: { description: "The voice stream record, `task_status: queued`.", content: json(VoiceStreamSchema) },
-    ...errorResponses,
-    ...createErrorResponses,
-    ...capabilityErrorResponses,
-    ...bodyErrorResponses,
+    ...taskCreationErrorResponses,
   },
 });
 
