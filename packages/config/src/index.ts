@@ -93,6 +93,36 @@ const serviceUrlOrOff = optionalString.refine(
 );
 
 /** The address for one capability: its own variable, else OPENAI_BASE_URL; none when switched off. */
+/** The engines that make cloned voices (`CLONE_ENGINE`), and `off`. */
+export const CLONE_ENGINES = ["elevenlabs", "voice-library", "match", "off"] as const;
+export type CloneEngineSetting = (typeof CLONE_ENGINES)[number];
+
+/** The default public ElevenLabs API. */
+export const ELEVENLABS_DEFAULT_BASE_URL = "https://api.elevenlabs.io";
+
+export interface CloneSettings {
+  engine: CloneEngineSetting;
+  /** Set when `engine` is `elevenlabs`. */
+  elevenlabs?: { apiKey: string; baseUrl: string; model: string } | undefined;
+  /** Set when `engine` is `voice-library`: the OpenAI-compatible speech server that keeps named voices (OPENAI_TTS_BASE_URL). */
+  voiceLibrary?: { baseUrl: string; apiKey?: string | undefined } | undefined;
+}
+
+function cloneSettings(
+  env: { CLONE_ENGINE?: CloneEngineSetting | undefined; ELEVENLABS_API_KEY?: string | undefined; ELEVENLABS_BASE_URL?: string | undefined; ELEVENLABS_MODEL: string; OPENAI_API_KEY?: string | undefined },
+  ttsUrl: string | undefined,
+): CloneSettings {
+  const engine = env.CLONE_ENGINE ?? (env.ELEVENLABS_API_KEY ? "elevenlabs" : "match");
+  return {
+    engine,
+    elevenlabs:
+      engine === "elevenlabs" && env.ELEVENLABS_API_KEY
+        ? { apiKey: env.ELEVENLABS_API_KEY, baseUrl: env.ELEVENLABS_BASE_URL ?? ELEVENLABS_DEFAULT_BASE_URL, model: env.ELEVENLABS_MODEL }
+        : undefined,
+    voiceLibrary: engine === "voice-library" && ttsUrl ? { baseUrl: ttsUrl, apiKey: env.OPENAI_API_KEY } : undefined,
+  };
+}
+
 function serviceUrl(own: string | undefined, shared: string | undefined): string | undefined {
   if (own?.toLowerCase() === "off") return undefined;
   return own ?? shared;
@@ -165,6 +195,11 @@ export const EnvSchema = z
       .string()
       .default("alloy,ash,coral,echo,fable,nova,onyx,sage,shimmer")
       .transform((v) => v.split(",").map((s) => s.trim()).filter(Boolean)),
+    /** Who makes cloned voices: default `elevenlabs` when ELEVENLABS_API_KEY is set, otherwise `match` (offline). */
+    CLONE_ENGINE: z.enum(CLONE_ENGINES).optional(),
+    ELEVENLABS_API_KEY: optionalString,
+    ELEVENLABS_BASE_URL: optionalUrl(["http:", "https:"]),
+    ELEVENLABS_MODEL: z.string().min(1).default("eleven_multilingual_v2"),
     FETCH_ALLOW_PRIVATE_HOSTS: z
       .string()
       .default("")
@@ -373,6 +408,7 @@ export const EnvSchema = z
       scheduling: { accountMaxTasksInFlight: env.ACCOUNT_MAX_TASKS_IN_FLIGHT, queueMaxUnstartedTasks: env.QUEUE_MAX_UNSTARTED_TASKS },
       subtitleMaxSeconds: env.SUBTITLE_MAX_SECONDS,
       openaiTts: ttsUrl ? { baseUrl: ttsUrl, apiKey: env.OPENAI_API_KEY, model: env.OPENAI_TTS_MODEL, voices: env.OPENAI_TTS_VOICES } : undefined,
+      clone: cloneSettings(env, ttsUrl),
       /** `info.contact` and `info.license` of the OpenAPI document. */
       apiInfo: apiInfo(env),
       accounts: {
@@ -458,6 +494,9 @@ interface CrossFieldInput {
   OPENAI_BASE_URL?: string | undefined;
   OPENAI_MT_BASE_URL?: string | undefined;
   OPENAI_MT_MODEL?: string | undefined;
+  OPENAI_TTS_BASE_URL?: string | undefined;
+  CLONE_ENGINE?: CloneEngineSetting | undefined;
+  ELEVENLABS_API_KEY?: string | undefined;
   API_LICENSE_URL?: string | undefined;
   API_LICENSE_IDENTIFIER?: string | undefined;
 }
@@ -489,6 +528,15 @@ function crossFieldProblems(env: CrossFieldInput): Array<{ variables: string[]; 
     if (value && !env.JWT_SECRET && !env.JWKS_URL) {
       problems.push({ variables: [name, "JWT_SECRET", "JWKS_URL"], message: `${name} checks JWTs, which are accepted only with JWT_SECRET or JWKS_URL` });
     }
+  }
+  if (env.CLONE_ENGINE === "elevenlabs" && !env.ELEVENLABS_API_KEY) {
+    problems.push({ variables: ["CLONE_ENGINE", "ELEVENLABS_API_KEY"], message: "CLONE_ENGINE=elevenlabs makes voices at ElevenLabs and needs ELEVENLABS_API_KEY" });
+  }
+  if (env.CLONE_ENGINE === "voice-library" && (env.OPENAI_TTS_BASE_URL?.toLowerCase() === "off" || !(env.OPENAI_TTS_BASE_URL ?? env.OPENAI_BASE_URL))) {
+    problems.push({
+      variables: ["CLONE_ENGINE", "OPENAI_TTS_BASE_URL", "OPENAI_BASE_URL"],
+      message: "CLONE_ENGINE=voice-library keeps voices on the OpenAI-compatible speech server: set OPENAI_TTS_BASE_URL or OPENAI_BASE_URL (not off)",
+    });
   }
   // LLM translation needs both an address and a model; one without the other would be ignored
   const mtOff = env.OPENAI_MT_BASE_URL?.toLowerCase() === "off";
@@ -546,6 +594,11 @@ export function redactConfig(config: Config): Record<string, unknown> {
     openaiStt: config.openaiStt ? { ...config.openaiStt, apiKey: config.openaiStt.apiKey ? "[redacted]" : undefined } : undefined,
     openaiMt: config.openaiMt ? { ...config.openaiMt, apiKey: config.openaiMt.apiKey ? "[redacted]" : undefined } : undefined,
     openaiTts: config.openaiTts ? { ...config.openaiTts, apiKey: config.openaiTts.apiKey ? "[redacted]" : undefined } : undefined,
+    clone: {
+      ...config.clone,
+      elevenlabs: config.clone.elevenlabs ? { ...config.clone.elevenlabs, apiKey: "[redacted]" } : undefined,
+      voiceLibrary: config.clone.voiceLibrary ? { ...config.clone.voiceLibrary, apiKey: config.clone.voiceLibrary.apiKey ? "[redacted]" : undefined } : undefined,
+    },
     telemetry: {
       ...config.telemetry,
       otlpHeaders: config.telemetry.otlpHeaders ? Object.fromEntries(Object.keys(config.telemetry.otlpHeaders).map((k) => [k, "[redacted]"])) : undefined,

@@ -23,6 +23,8 @@ export const SUBJECTS = {
   allTaskEvents: "events.task.>",
   synthesize: "svc.synthesis.synthesize",
   voices: "svc.synthesis.voices",
+  cloneCreate: "svc.synthesis.clone.create",
+  cloneDelete: "svc.synthesis.clone.delete",
   /** notices.record.<kind>.<task id>: core (never stored) hint between gateways that a record changed. */
   recordNotice: (kind: TaskKind, taskId: string) => `notices.record.${kind}.${taskId}` as const,
   allRecordNotices: "notices.record.>",
@@ -101,6 +103,85 @@ export const PROJECTION_DURABLE = "gateway-projection";
 
 const Language = z.enum(LANGUAGES);
 
+/* ------------------------------------------------------------ cloned voices */
+
+/** The engines that make cloned voices (the `engine` of a clone). */
+export const CLONE_ENGINE_NAMES = ["elevenlabs", "voice-library", "match"] as const;
+
+/** What a sample's speech sounds like (engines' VoiceProfile, in snake case on the wire). */
+export const VoiceProfileSchema = z.object({
+  median_pitch_hz: z.number().positive().nullable(),
+  pitch_low_hz: z.number().positive().nullable(),
+  pitch_high_hz: z.number().positive().nullable(),
+  syllables_per_second: z.number().nonnegative().nullable(),
+});
+export type VoiceProfileWire = z.infer<typeof VoiceProfileSchema>;
+
+/**
+ * A cloned voice as it travels in synthesis requests and work messages (resolved by the gateway from the
+ * caller's own clone, so the speaking process needs no store): `ref` is the engine's handle of the voice.
+ */
+export const ClonedVoiceSchema = z.object({
+  id: z.string().min(1).max(64),
+  name: z.string(),
+  engine: z.enum(CLONE_ENGINE_NAMES),
+  ref: z.string(),
+  profile: VoiceProfileSchema,
+});
+export type ClonedVoiceWire = z.infer<typeof ClonedVoiceSchema>;
+
+/** Make a voice from a sample: the serving process fetches the sample as the account, checks and measures it, and makes the voice at its engine. */
+export const CloneCreateRequestSchema = z.object({
+  /** The clone's id, chosen by the gateway (engines that keep named voices name theirs after it). */
+  id: z.string().min(1).max(64),
+  name: z.string().min(1),
+  /** A file reference (URL, MEDIA_ROOT path, `upload:<id>`), fetched under the account's rights. */
+  sample: z.string().min(1),
+  language: Language.nullable(),
+  account_id: z.string().min(1),
+  request_id: z.string(),
+});
+export type CloneCreateRequest = z.infer<typeof CloneCreateRequestSchema>;
+
+export const CloneCreateReplySchema = z.object({
+  engine: z.enum(CLONE_ENGINE_NAMES),
+  ref: z.string(),
+  profile: VoiceProfileSchema,
+  /** Decoded length of the sample. */
+  sample_seconds: z.number().positive(),
+  /** The languages the voice can speak. */
+  languages: z.array(Language),
+});
+export type CloneCreateReply = z.infer<typeof CloneCreateReplySchema>;
+
+/**
+ * Refusals of `clone.create` / `clone.delete`. The first two are the client's doing (the gateway answers
+ * 422 at `sample`, with the message in plain words), the rest engine trouble (502/503).
+ */
+export const CLONE_ERROR_CODES = [
+  /** The sample cannot be fetched (unknown upload, unreachable URL, path outside the media root). */
+  "sample_not_available",
+  /** Not audio, shorter than 3 s or longer than 5 min of decoded sound, silent, or refused by the engine. */
+  "sample_unusable",
+  /** This deployment makes no cloned voices (CLONE_ENGINE=off). */
+  "cloning_unavailable",
+  "engine_unavailable",
+  "engine_busy",
+  "engine_failed",
+] as const;
+export type CloneErrorCode = (typeof CLONE_ERROR_CODES)[number];
+
+/** Shortest and longest decoded sample a clone is made from, in seconds. */
+export const CLONE_SAMPLE_SECONDS = { min: 3, max: 300 } as const;
+
+export const CloneDeleteRequestSchema = z.object({
+  clone: ClonedVoiceSchema,
+  account_id: z.string().min(1),
+  request_id: z.string(),
+});
+export type CloneDeleteRequest = z.infer<typeof CloneDeleteRequestSchema>;
+export const CloneDeleteReplySchema = z.object({ deleted: z.boolean() });
+
 const workBase = {
   task_id: z.string().uuid(),
   account_id: z.string().min(1),
@@ -116,12 +197,19 @@ export const AudioBookWorkSchema = z.object({
   preset_voice_name: z.string().nullable(),
   use_voice_clone: z.boolean(),
   voice_clone_sample: z.string().nullable(),
+  /** The caller's clone named by `preset_voice_name: "clone:<id>"`, resolved by the gateway; absent in messages of older gateways. */
+  clone: ClonedVoiceSchema.nullable().optional(),
 });
 
 export const VoiceStreamWorkSchema = z.object({
   kind: z.literal("voice-stream"),
   ...workBase,
   voice: z.string().nullable(),
+  /** The caller's clone named by `voice: "clone:<id>"`, resolved by the gateway. */
+  clone: ClonedVoiceSchema.nullable().optional(),
+  /** Speak in a clone: of `voice_clone_sample` when given (made for this task, deleted after), else of the speech in the input. */
+  use_voice_clone: z.boolean().optional(),
+  voice_clone_sample: z.string().nullable().optional(),
 });
 
 export const SubtitleWorkSchema = z.object({
@@ -169,6 +257,8 @@ export const SynthesizeRequestSchema = z.object({
   text: z.string().min(1),
   language: Language,
   voice: z.string().nullable(),
+  /** Set when `voice` is `clone:<id>`: the caller's clone, resolved by the gateway. */
+  clone: ClonedVoiceSchema.nullable().optional(),
   format: z.enum(AUDIO_FORMATS),
   account_id: z.string().min(1),
   request_id: z.string(),

@@ -6,6 +6,11 @@
  */
 import {
   AudioBookWorkSchema,
+  CLONE_ERROR_CODES,
+  CloneCreateReplySchema,
+  CloneCreateRequestSchema,
+  CloneDeleteReplySchema,
+  CloneDeleteRequestSchema,
   CapabilitiesRequestSchema,
   CapabilitiesSchema,
   SUBJECTS,
@@ -84,6 +89,24 @@ export const BUS_CATALOG = {
       reply: VoicesReplySchema,
       errors: NO_REFUSALS,
       timeoutMs: 10_000,
+    },
+    /** Make a cloned voice from a sample (served by the synthesis service, which holds the cloning engine). */
+    "clone.create": {
+      subject: SUBJECTS.cloneCreate,
+      queue: "synthesis-clones",
+      request: CloneCreateRequestSchema,
+      reply: CloneCreateReplySchema,
+      errors: CLONE_ERROR_CODES,
+      timeoutMs: 120_000,
+    },
+    /** Delete a cloned voice at its engine (a voice already gone answers `deleted: false`). */
+    "clone.delete": {
+      subject: SUBJECTS.cloneDelete,
+      queue: "synthesis-clones",
+      request: CloneDeleteRequestSchema,
+      reply: CloneDeleteReplySchema,
+      errors: CLONE_ERROR_CODES,
+      timeoutMs: 60_000,
     },
     /**
      * The capability table of one kind of work, answered by every process that runs it (one queue group

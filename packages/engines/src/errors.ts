@@ -16,7 +16,11 @@ export type TtsErrorCode =
   | "SPEECH_SERVICE_RATE_LIMITED"
   | "SPEECH_SERVICE_UNAVAILABLE"
   | "SPEECH_SERVICE_TIMEOUT"
-  | "SPEECH_SERVICE_BAD_RESPONSE";
+  | "SPEECH_SERVICE_BAD_RESPONSE"
+  /** A voice sample that cannot make a voice: not audio, too short or long, silent, or refused by the cloning engine. */
+  | "SAMPLE_UNUSABLE"
+  /** The cloning engine no longer has the cloned voice (it was deleted). */
+  | "CLONE_NOT_FOUND";
 
 /** Base of every speech synthesis error. Messages are plain words meant for end users. */
 export class TtsError extends CodedError<TtsErrorCode> {
@@ -97,6 +101,14 @@ export class SpeechServiceError extends TtsError {
   constructor(code: TtsErrorCode, message: string, options: CodedErrorOptions & { status?: number } = {}) {
     super(code, message, options);
     this.status = options.status;
+  }
+}
+
+/** A voice sample that cannot make a voice, or a cloned voice the engine no longer has. Messages name the sample's fault in plain words. */
+export class CloneError extends TtsError {
+  override name = "CloneError";
+  constructor(code: "SAMPLE_UNUSABLE" | "CLONE_NOT_FOUND", message: string, options: CodedErrorOptions = {}) {
+    super(code, message, options);
   }
 }
 

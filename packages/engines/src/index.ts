@@ -12,5 +12,6 @@ export * from "./detect.ts";
 export * from "./synthesize.ts";
 export * from "./mt/index.ts";
 export * from "./stt/index.ts";
+export * from "./clone/index.ts";
 export * from "./scripts.ts";
 export * from "./samples.ts";

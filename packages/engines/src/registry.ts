@@ -117,6 +117,9 @@ const TTS_FAILURE_SCOPE: Record<TtsErrorCode, FailureScope> = {
   ENGINE_CONFIG_INVALID: "engine",
   SPEECH_SERVICE_AUTH: "engine",
   SPEECH_SERVICE_UNAVAILABLE: "engine",
+  // a clone has no other voice to fall back to: the request or task fails in plain words
+  SAMPLE_UNUSABLE: "input",
+  CLONE_NOT_FOUND: "input",
 };
 
 function failureScope(error: unknown): FailureScope {

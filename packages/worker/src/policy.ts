@@ -58,6 +58,9 @@ const TTS: Record<TtsErrorCode, FailureClass> = {
   SPEECH_SERVICE_UNAVAILABLE: "retryable",
   SPEECH_SERVICE_TIMEOUT: "retryable",
   SPEECH_SERVICE_BAD_RESPONSE: "retryable",
+  SAMPLE_UNUSABLE: "input",
+  // the cloned voice was deleted while the task used it: it would be gone again
+  CLONE_NOT_FOUND: "input",
 };
 
 const STT: Record<SttErrorCode, FailureClass> = {

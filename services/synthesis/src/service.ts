@@ -51,6 +51,10 @@ export const TTS_ERROR_REPLY: Record<TtsErrorCode, SynthesisErrorCode> = {
   SYNTHESIS_OUT_OF_MEMORY: "engine_failed",
   SPEECH_SERVICE_REJECTED: "engine_failed",
   SPEECH_SERVICE_BAD_RESPONSE: "engine_failed",
+  // never raised while speaking (a sample is checked when a clone is made)
+  SAMPLE_UNUSABLE: "engine_failed",
+  // the clone was deleted at its engine between the gateway's check and the speech
+  CLONE_NOT_FOUND: "unknown_voice",
 };
 
 /**
