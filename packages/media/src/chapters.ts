@@ -231,9 +231,9 @@ export interface CheckedCover {
   height: number;
 }
 
-/** "3.2 MB" */
-function megabytes(bytes: number): string {
-  return `${(bytes / 1_000_000).toFixed(1)} MB`;
+/** "3.2 MB", "850 KB" */
+function fileSize(bytes: number): string {
+  return bytes >= 1_000_000 ? `${(bytes / 1_000_000).toFixed(1)} MB` : `${Math.ceil(bytes / 1000)} KB`;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -436,7 +436,7 @@ export interface BookFileDeps {
   binaries: FfmpegBinaries;
   run(args: readonly string[], options: { signal?: AbortSignal | undefined; onProgress?: ((p: FfmpegProgress) => void) | undefined; what: string; expectedDurationSeconds?: number }): Promise<FfmpegRunResult>;
   probe(path: string, options: { signal?: AbortSignal | undefined; demuxers: readonly string[] }): Promise<MediaInfo>;
-  firstFrame(path: string, options: { maxPixels: number; signal?: AbortSignal | undefined; demuxers: readonly string[] }): Promise<DecodedFrameSize>;
+  firstFrame(path: string, options: { maxPixels: number; signal?: AbortSignal | undefined; demuxers: readonly string[]; forceFormat: string }): Promise<DecodedFrameSize>;
   withWorkDir<T>(fn: (dir: string) => Promise<T>): Promise<T>;
   log: Logger;
 }
@@ -465,7 +465,7 @@ export function bookFileOperations(deps: BookFileDeps): BookFileOperations {
     if (info === undefined || !info.isFile()) throw new MediaError("MEDIA_UNREADABLE", "The cover could not be read: there is no such file.");
     if (info.size === 0) throw new MediaError("MEDIA_UNREADABLE", "The cover is an empty file.");
     if (info.size > maxBytes) {
-      throw new MediaError("MEDIA_TOO_LARGE", `The cover is ${megabytes(info.size)}, more than the ${megabytes(maxBytes)} a book's cover may be.`);
+      throw new MediaError("MEDIA_TOO_LARGE", `The cover is ${fileSize(info.size)}, more than the ${fileSize(maxBytes)} a book's cover may be.`);
     }
     const head = Buffer.alloc(COVER_SNIFF_BYTES);
     const handle = await open(file, "r");
@@ -480,7 +480,8 @@ export function bookFileOperations(deps: BookFileDeps): BookFileOperations {
     const name = sniffed.type === "jpeg" ? "JPEG" : "PNG";
     let size: DecodedFrameSize;
     try {
-      size = await deps.firstFrame(file, { maxPixels, signal: options.signal, demuxers: [COVER_DEMUXERS[sniffed.type]] });
+      const demuxer = COVER_DEMUXERS[sniffed.type];
+      size = await deps.firstFrame(file, { maxPixels, signal: options.signal, demuxers: [demuxer], forceFormat: demuxer });
     } catch (error) {
       if (!(error instanceof MediaError) || error.code === "MEDIA_CANCELLED" || error.code === "FFMPEG_NOT_FOUND") throw error;
       if (error.code === "MEDIA_TOO_LARGE") {

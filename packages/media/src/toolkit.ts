@@ -251,7 +251,7 @@ export function createMediaToolkit(binaries: FfmpegBinaries, logger: Logger): Me
     run,
     probe: probeFile,
     firstFrame: (path, options) =>
-      decodeFirstFrame(path, { ffprobePath: binaries.ffprobe, maxPixels: options.maxPixels, signal: options.signal, demuxers: options.demuxers }),
+      decodeFirstFrame(path, { ffprobePath: binaries.ffprobe, maxPixels: options.maxPixels, signal: options.signal, demuxers: options.demuxers, forceFormat: options.forceFormat }),
     withWorkDir,
     log,
   });
