@@ -13,6 +13,7 @@ import { makeHugePng, makeToneWav, tempDir } from "@voiceloc/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BookChapter, BookTags } from "./chapters.ts";
 import { resolveFfmpeg } from "./resolve.ts";
+import type { FfmpegProgress } from "./run.ts";
 import { createMediaToolkit, type MediaToolkit } from "./toolkit.ts";
 
 const exec = promisify(execFile);
@@ -254,7 +255,10 @@ describe("wrapAudioBook: M4B", () => {
   let book: string;
   beforeAll(async () => {
     book = join(dir, "book.m4b");
-    await media.wrapAudioBook({ input: bookMp3, outPath: book, format: "m4b", chapters: CHAPTERS, tags: TAGS, cover: jpegCover });
+    const progress: FfmpegProgress[] = [];
+    await media.wrapAudioBook({ input: bookMp3, outPath: book, format: "m4b", chapters: CHAPTERS, tags: TAGS, cover: jpegCover, onProgress: (p) => progress.push(p) });
+    // the encoding reports how far it is through the book
+    expect(progress.at(-1)).toMatchObject({ done: true, fraction: 1 });
   });
 
   it("is AAC mono at about 64 kb/s in MP4 with major brand M4B and media type audio book, as long as the MP3", async () => {
