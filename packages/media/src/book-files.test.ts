@@ -9,7 +9,7 @@ import { readdir, readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { silentLogger } from "@voiceloc/log";
-import { makeHugePng, makeToneWav, tempDir } from "@voiceloc/testing";
+import { makeHugePng, makeSpeechWav, makeToneWav, tempDir } from "@voiceloc/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BookChapter, BookTags } from "./chapters.ts";
 import { resolveFfmpeg } from "./resolve.ts";
@@ -284,6 +284,30 @@ describe("wrapAudioBook: M4B", () => {
     expect(file.includes(Buffer.from("covr"))).toBe(true);
     expect(probed.streams.find((s) => s.codec_type === "video")).toMatchObject({ codec_name: "mjpeg", disposition: { attached_pic: 1 } });
     expect((await pictureBytes(book)).equals(await readFile(jpegCover))).toBe(true);
+  });
+
+  it("speech from an engine (flite, 16 kHz) keeps its length and loudness in the M4B", async () => {
+    const wav = await makeSpeechWav("Chapter one. The lighthouse keeper counted the ships. Chapter two. Nobody came back before winter.", { path: join(dir, "speech.wav") });
+    const mp3 = await media.convertAudio({ input: wav, outPath: join(dir, "speech.mp3"), format: "mp3", encode: { bitrateKbps: 64 } });
+    const seconds = (await ffprobe(mp3)).format.duration;
+    const half = Math.floor(Number(seconds) / 2);
+    const m4b = join(dir, "speech.m4b");
+    await media.wrapAudioBook({
+      input: mp3,
+      outPath: m4b,
+      format: "m4b",
+      chapters: [
+        { title: "Chapter one", startSeconds: 0, endSeconds: half },
+        { title: "Chapter two", startSeconds: half, endSeconds: Number(seconds) },
+      ],
+      tags: { title: "Speech", language: "eng" },
+    });
+    const probed = await ffprobe(m4b);
+    expect(probed.streams[0]).toMatchObject({ codec_name: "aac", channels: 1 });
+    expect(Math.abs(Number(probed.format.duration) - Number(seconds))).toBeLessThan(0.1);
+    const [before, after] = [await media.measureVolume(mp3), await media.measureVolume(m4b, { demuxers: ["mov"] })];
+    expect(Math.abs(after.meanVolumeDb - before.meanVolumeDb)).toBeLessThan(1.5);
+    expect((await media.chaptersOf(m4b)).map((c) => c.title)).toEqual(["Chapter one", "Chapter two"]);
   });
 
   it("wraps without a cover, tags or chapters too", async () => {
