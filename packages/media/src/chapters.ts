@@ -19,7 +19,7 @@
  * - At most 255 chapters: the `CTOC` entry count and the `chpl` count are one byte each (measured:
  *   ffmpeg writes 300 chapters as a CTOC claiming 44, and a chpl holding the first 255).
  * - Tags: `title` → TIT2/©nam, `album` → TALB/©alb, `artist` → TPE1/©ART, `narrator` → TCOM/©wrt
- *   (the composer field: where audio book players and Audiobookshelf look for the narrator), `genre`
+ *   (the composer field, where audio book taggers commonly put the narrator: neither ID3 nor iTunes tags have a narrator field ffmpeg writes), `genre`
  *   → TCON/©gen, `language` (ISO 639-2) → TLAN in an MP3 and the audio track's language in an M4B
  *   (MP4 has no book-wide language tag).
  * - Rewrapping a finished file keeps its timestamps (`-copyts`): an MP3's first frame starts 50 ms in
@@ -74,7 +74,7 @@ export interface BookTags {
   album?: string | undefined;
   /** TPE1 / ©ART: what players show as the artist (the author, or the voice). */
   artist?: string | undefined;
-  /** TCOM / ©wrt: the narrator (the voice), where audio book players look for it. */
+  /** TCOM / ©wrt: the narrator (the voice), in the composer field, where audio book taggers commonly put it. */
   narrator?: string | undefined;
   /** ISO 639-2 code of three lowercase letters ("eng", "fra", "deu"). */
   language?: string | undefined;
