@@ -1,4 +1,5 @@
 import {
+  type CloneEngine,
   createOpenAiTtsEngine,
   createTtsRegistry,
   detectOfflineEngines,
@@ -20,6 +21,8 @@ export interface OpenAiTtsSettings {
 export interface SpeechStack {
   registry: TtsRegistry;
   media: MediaToolkit;
+  /** The engine that makes and speaks cloned voices (CLONE_ENGINE); none when cloning is off. */
+  clones?: CloneEngine | undefined;
 }
 
 export interface SpeechStackOptions {
