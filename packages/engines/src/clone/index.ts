@@ -1,1 +1,5 @@
 export * from "./types.ts";
+export * from "./pitch.ts";
+export * from "./analyze.ts";
+export * from "./match.ts";
+export * from "./speak.ts";
