@@ -1,20 +1,9 @@
 /**
  * Cloned voices in the processes that speak: the wire descriptor to the engines' `ClonedVoice` and back,
- * a clone as a `ResolvedVoice` (so code that speaks through the TTS port speaks in it unchanged), and a
- * task's own clone (made from its sample for the task, removed at the engine when the task ends).
+ * and a task's own clone (made from its sample for the task, removed at the engine when the task ends).
  */
 import type { ClonedVoiceWire, VoiceProfileWire } from "@voiceloc/contracts";
-import {
-  CLONE_VOICE_PREFIX,
-  type CloneEngine,
-  type ClonedVoice,
-  type Language,
-  type ResolvedVoice,
-  type SampleAnalysis,
-  type TtsEngine,
-  type VoiceInfo,
-  type VoiceProfile,
-} from "@voiceloc/engines";
+import type { CloneEngine, ClonedVoice, Language, SampleAnalysis, VoiceProfile } from "@voiceloc/engines";
 import type { Logger } from "@voiceloc/log";
 import { taskFailure } from "./policy.ts";
 
@@ -42,31 +31,6 @@ export function clonedVoiceFromWire(wire: ClonedVoiceWire): ClonedVoice {
 
 export function clonedVoiceToWire(clone: ClonedVoice): ClonedVoiceWire {
   return { id: clone.id, name: clone.name, engine: clone.engine, ref: clone.ref, profile: profileToWire(clone.profile) };
-}
-
-/** The name a clone goes by wherever a voice is named. */
-export function cloneVoiceName(clone: Pick<ClonedVoice, "id">): string {
-  return `${CLONE_VOICE_PREFIX}${clone.id}`;
-}
-
-/**
- * A clone as a resolved voice of `language`: its engine speaks every request in the clone (a clone has no
- * fallback voice: a failure is the clone engine's, classified by the failure policy).
- */
-export function cloneVoice(clones: CloneEngine, clone: ClonedVoice, language: Language): ResolvedVoice {
-  const voice: VoiceInfo = {
-    name: cloneVoiceName(clone),
-    language,
-    engine: clones.id,
-    description: `${clone.name} (cloned voice, ${clones.id})`,
-    quality: 0,
-  };
-  const engine: TtsEngine = {
-    id: `clone-${clones.id}`,
-    capabilities: () => ({ languages: clones.languages(), voices: [voice], cloning: true, maxInputChars: clones.maxInputChars }),
-    synthesize: (request) => clones.synthesize(clone, { text: request.text, language: request.language, signal: request.signal, outPath: request.outPath }),
-  };
-  return { engine, voice };
 }
 
 /** The id of the clone a task makes from its own sample: the same on every delivery of the task. */

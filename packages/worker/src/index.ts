@@ -44,8 +44,6 @@ export { MAX_REASON_CHARS, plainReason } from "./reason.ts";
 export {
   clonedVoiceFromWire,
   clonedVoiceToWire,
-  cloneVoice,
-  cloneVoiceName,
   createTaskClone,
   profileFromWire,
   profileToWire,

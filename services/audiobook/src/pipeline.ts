@@ -7,15 +7,13 @@ import { readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { BlobStore } from "@voiceloc/blobs";
 import { isSandboxOwner, type AudioBookWork } from "@voiceloc/contracts";
-import { analyzeSample, type CloneEngine, type ClonedVoice, type MtRegistry, type ResolvedVoice, type TtsRegistry } from "@voiceloc/engines";
+import { analyzeSample, resolveClone, type CloneEngine, type ClonedVoice, type MtRegistry, type ResolvedVoice, type TtsRegistry } from "@voiceloc/engines";
 import { DEFAULT_MAX_BOOK_CHARACTERS } from "@voiceloc/config";
 import { fetchToFile, type MediaRootScope, type ObjectStoreOptions } from "@voiceloc/fetch";
 import { mp3SampleRateFor, type MediaToolkit } from "@voiceloc/media";
 import {
   checkpointKey,
   clonedVoiceFromWire,
-  cloneVoice,
-  cloneVoiceName,
   createTaskClone,
   removeTaskClone,
   TaskInputError,
@@ -193,8 +191,9 @@ export function createAudioBookHandler(options: AudioBookPipelineOptions): TaskH
   const maxBookCharacters = options.maxBookCharacters ?? DEFAULT_MAX_BOOK_CHARACTERS;
 
   function resolveVoice(task: AudioBookWork, clone: ClonedVoice | undefined): ResolvedVoice {
-    if (clone !== undefined && options.clones !== undefined) return cloneVoice(options.clones, clone, task.target_language);
     try {
+      // A clone made by an engine this server no longer runs, or one that cannot speak the language, fails in plain words.
+      if (clone !== undefined) return resolveClone(options.clones, clone, task.target_language);
       return tts.resolve(task.target_language, task.preset_voice_name ?? undefined);
     } catch (error) {
       throw taskFailure(error);
@@ -257,10 +256,7 @@ export function createAudioBookHandler(options: AudioBookPipelineOptions): TaskH
     const clones = options.clones;
     if (task.clone) {
       const clone = clonedVoiceFromWire(task.clone);
-      if (clones?.id !== clone.engine) {
-        throw new TaskInputError(`The cloned voice ${cloneVoiceName(clone)} was made by the ${clone.engine} engine, which this server no longer uses: make the clone again.`);
-      }
-      checkCloneLanguage(clones, task);
+      resolveVoice(task, clone);
       return { clone, own: false };
     }
     if (!task.use_voice_clone) return undefined;
@@ -272,13 +268,13 @@ export function createAudioBookHandler(options: AudioBookPipelineOptions): TaskH
     }
     checkCloneLanguage(clones, task);
     ctx.progress(0, "cloning the voice");
-    const sample = await fetchFile(task, task.voice_clone_sample, "voice-sample", Math.min(fetchOptions.maxBytes ?? SAMPLE_MAX_BYTES, SAMPLE_MAX_BYTES), ctx);
+    const sample = await fetchFile(task, task.voice_clone_sample, "clone-input", Math.min(fetchOptions.maxBytes ?? SAMPLE_MAX_BYTES, SAMPLE_MAX_BYTES), ctx);
     try {
       const clone = await createTaskClone({
         clones,
         taskId: task.task_id,
         name: `audio book ${task.task_id}`,
-        analyze: () => analyzeSample({ input: sample, workDir: ctx.workDir, media, signal: ctx.signal }),
+        analyze: () => analyzeSample({ inputPath: sample, workDir: ctx.workDir, media, signal: ctx.signal }),
         signal: ctx.signal,
         logger: ctx.logger,
       });

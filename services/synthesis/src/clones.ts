@@ -9,11 +9,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { BlobStore } from "@voiceloc/blobs";
 import type { CloneCreateReply, CloneCreateRequest, CloneDeleteRequest, CloneErrorCode } from "@voiceloc/contracts";
-import { analyzeSample, TtsError, type SampleAnalysis, type TtsErrorCode } from "@voiceloc/engines";
+import { analyzeSample, cloneVoiceName, TtsError, type SampleAnalysis, type TtsErrorCode } from "@voiceloc/engines";
 import { fetchToFile, FetchRefusedError, type FetchOptions } from "@voiceloc/fetch";
 import type { Logger } from "@voiceloc/log";
 import { MediaError } from "@voiceloc/media";
-import { classifyFailure, clonedVoiceFromWire, cloneVoiceName, profileToWire } from "@voiceloc/worker";
+import { classifyFailure, clonedVoiceFromWire, profileToWire } from "@voiceloc/worker";
 import type { SpeechStack } from "./engines.ts";
 
 /** Where voice samples may come from: fetchToFile's settings (the owner, blobs and signal are the request's). */
@@ -127,7 +127,7 @@ export async function createClone(deps: CloneDeps, request: CloneCreateRequest, 
     let sample: SampleAnalysis;
     let ref: string;
     try {
-      sample = await analyzeSample({ input: samplePath, workDir: work, media: deps.speech.media, signal });
+      sample = await analyzeSample({ inputPath: samplePath, workDir: work, media: deps.speech.media, signal });
       ({ ref } = await clones.create({ id: request.id, name: request.name, sample, language: request.language ?? undefined, signal }));
     } catch (error) {
       const refusal = refusalOf(error);

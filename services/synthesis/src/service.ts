@@ -12,9 +12,9 @@ import {
   type SynthesizeReply,
   type Voice,
 } from "@voiceloc/contracts";
-import { TtsError, isLanguage, synthesizeToFile, type ClonedVoice, type TtsErrorCode, type TtsRegistry } from "@voiceloc/engines";
+import { TtsError, cloneVoiceName, isLanguage, synthesizeToFile, type TtsErrorCode, type TtsRegistry } from "@voiceloc/engines";
 import type { Logger } from "@voiceloc/log";
-import { clonedVoiceFromWire, cloneVoiceName } from "@voiceloc/worker";
+import { clonedVoiceFromWire } from "@voiceloc/worker";
 import { createClone, deleteClone, type SampleFetchSettings } from "./clones.ts";
 import type { SpeechStack } from "./engines.ts";
 
@@ -157,16 +157,8 @@ export function createSynthesisService(options: SynthesisServiceOptions): Synthe
                 `The text has ${length} characters; one request may have at most ${maxCharacters} (SYNTHESIS_MAX_CHARACTERS).`,
               );
             }
-            let clone: ClonedVoice | undefined;
-            if (request.clone) {
-              clone = clonedVoiceFromWire(request.clone);
-              if (speech.clones?.id !== clone.engine) {
-                return refuse(
-                  "unknown_voice",
-                  `The cloned voice ${cloneVoiceName(clone)} was made by the ${clone.engine} engine, which this server no longer uses: make the clone again.`,
-                );
-              }
-            }
+            // A clone made by an engine this server does not run is refused by synthesizeToFile (CLONE_NOT_FOUND → unknown_voice).
+            const clone = request.clone ? clonedVoiceFromWire(request.clone) : undefined;
             await acquire();
             const work = await mkdtemp(join(tmpdir(), "voiceloc-speech-"));
             const started = performance.now();

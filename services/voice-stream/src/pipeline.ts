@@ -14,6 +14,8 @@ import { DEFAULT_MAX_MEDIA_SECONDS } from "@voiceloc/config";
 import { capabilityProblems, CLONE_SAMPLE_SECONDS, isSandboxOwner, LANGUAGES, type Capabilities, type Language, type VoiceStreamWork } from "@voiceloc/contracts";
 import {
   analyzeSample,
+  cloneEngineFor,
+  cloneVoiceName,
   synthesizeToFile,
   TtsError,
   type CloneEngine,
@@ -26,7 +28,6 @@ import { fetchToFile, type FetchOptions } from "@voiceloc/fetch";
 import { audioEncodeArgs, GLOBAL_ARGS, inputArgs, WAV_DEMUXERS, type MediaToolkit } from "@voiceloc/media";
 import {
   clonedVoiceFromWire,
-  cloneVoiceName,
   createTaskClone,
   removeTaskClone,
   NO_SPEECH_MESSAGE,
@@ -186,7 +187,7 @@ export function createVoiceStreamHandler(deps: VoiceStreamPipelineDeps): TaskHan
       clones,
       taskId: task.task_id,
       name: `voice stream ${task.task_id}`,
-      analyze: () => analyzeSample({ input: sample, workDir: ctx.workDir, media, signal: ctx.signal }),
+      analyze: () => analyzeSample({ inputPath: sample, workDir: ctx.workDir, media, signal: ctx.signal }),
       language: task.source_language,
       signal: ctx.signal,
       logger: ctx.logger,
@@ -198,7 +199,7 @@ export function createVoiceStreamHandler(deps: VoiceStreamPipelineDeps): TaskHan
     let path: string;
     try {
       const maxBytes = Math.min(deps.fetch.maxBytes ?? SAMPLE_MAX_BYTES, SAMPLE_MAX_BYTES);
-      path = (await fetchToFile(reference, join(ctx.workDir, "voice-sample"), { ...deps.fetch, maxBytes, owner: task.account_id, blobs, signal: ctx.signal, logger: ctx.logger })).path;
+      path = (await fetchToFile(reference, join(ctx.workDir, "clone-input"), { ...deps.fetch, maxBytes, owner: task.account_id, blobs, signal: ctx.signal, logger: ctx.logger })).path;
     } catch (error) {
       throw taskFailure(error, { scope: "input", context: "The voice sample cannot be fetched" });
     }
@@ -386,8 +387,10 @@ export function createVoiceStreamHandler(deps: VoiceStreamPipelineDeps): TaskHan
     let preset = "";
     if (task.clone) {
       clone = clonedVoiceFromWire(task.clone);
-      if (clonesFor(task).id !== clone.engine) {
-        throw new TaskInputError(`The cloned voice ${cloneVoiceName(clone)} was made by the ${clone.engine} engine, which this server no longer uses: make the clone again.`);
+      try {
+        cloneEngineFor(clonesFor(task), clone);
+      } catch (error) {
+        throw taskFailure(error);
       }
     } else if (task.use_voice_clone === true) {
       clonesFor(task);
