@@ -20,7 +20,7 @@ import { requestLog } from "../http/context.ts";
 import { respond } from "../http/respond.ts";
 import { NotFoundError, ServiceUnavailableError } from "../http/errors.ts";
 import { listed } from "../http/paging.ts";
-import { SECURITY, bodyErrorResponses, createErrorResponses, errorResponses, notFoundResponse } from "../http/responses.ts";
+import { SECURITY, bodyErrorResponses, createErrorResponses, errorResponses } from "../http/responses.ts";
 import { createRouter } from "../http/router.ts";
 import { uuidv7 } from "../records/ids.ts";
 import { IdempotencyHeaders, checkFileReference, idempotent } from "../records/shared.ts";
