@@ -113,7 +113,8 @@ export function createMatchCloneEngine(options: MatchCloneEngineOptions): CloneE
         return { medianHz: m.profile.medianPitchHz, syllablesPerSecond: m.profile.syllablesPerSecond };
       }).catch((error: unknown) => {
         log?.warn({ voice: voice.name, err: error }, "could not measure a voice for matching");
-        measures.delete(key);
+        // A cancelled measurement is tried again by the next request; a voice that failed to speak is left out.
+        if (signal?.aborted === true) measures.delete(key);
         return undefined;
       });
       measures.set(key, measured);
@@ -129,9 +130,14 @@ export function createMatchCloneEngine(options: MatchCloneEngineOptions): CloneE
     const fallback = registry.defaultVoice(language) ?? voices[0];
     if (!fallback) throw new LanguageNotSupportedError(language);
     if (target === null || candidates.length === 0) return { voice: fallback, measure: undefined };
+    // Each voice is measured once per process, two at a time (the first request of a language waits for it).
+    const measured: (VoiceMeasure | undefined)[] = [];
+    for (let i = 0; i < candidates.length; i += 2) {
+      measured.push(...(await Promise.all(candidates.slice(i, i + 2).map((voice) => measureVoice(voice, signal)))));
+    }
     let best: { voice: VoiceInfo; measure: VoiceMeasure; cost: number } | undefined;
-    for (const voice of candidates) {
-      const measure = await measureVoice(voice, signal);
+    for (const [index, voice] of candidates.entries()) {
+      const measure = measured[index];
       if (measure?.medianHz == null) continue;
       // Distance in octaves, plus up to a quarter octave for a less natural voice.
       const cost = Math.abs(Math.log2(measure.medianHz / target)) + ((100 - voice.quality) / 100) * 0.25;
@@ -171,7 +177,7 @@ export function createMatchCloneEngine(options: MatchCloneEngineOptions): CloneE
         const spoken = await engine.synthesize({ text: request.text, language: request.language, voice: voice.name, signal: request.signal, outPath: raw });
         const targetPitch = clone.profile.medianPitchHz;
         const targetRate = clone.profile.syllablesPerSecond;
-        const before = await measureSpeech(spoken.wavPath);
+        const before = await measureSpeech(spoken.wavPath, { signal: request.signal });
         const fromPitch = before.profile.medianPitchHz ?? measure?.medianHz ?? null;
         const fromRate = trustedRate(before) ?? measure?.syllablesPerSecond ?? before.profile.syllablesPerSecond;
         let change: MatchTransform = {
@@ -183,7 +189,7 @@ export function createMatchCloneEngine(options: MatchCloneEngineOptions): CloneE
         for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
           const path = join(dir, `shaped-${attempt}.wav`);
           await transform(spoken.wavPath, path, change, request.signal);
-          const after = await measureSpeech(path);
+          const after = await measureSpeech(path, { signal: request.signal });
           const gotPitch = after.profile.medianPitchHz;
           const gotRate = trustedRate(after);
           const pitchMiss = targetPitch !== null && gotPitch !== null ? Math.abs(gotPitch / targetPitch - 1) : 0;
