@@ -8,10 +8,11 @@ import { makeSpeechWav, tempDir } from "@voiceloc/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { detectOfflineEngines } from "../detect.ts";
 import { CloneError, LanguageNotSupportedError } from "../errors.ts";
+import { readWavInfo, wavSeconds } from "../wav.ts";
 import { createTtsRegistry, type TtsRegistry } from "../registry.ts";
 import { synthesizeToFile } from "../synthesize.ts";
 import { analyzeSample, measureSpeech, type SpeechMeasure } from "./analyze.ts";
-import { createMatchCloneEngine } from "./match.ts";
+import { createMatchCloneEngine, matchFilter } from "./match.ts";
 import { cloneSpeaker, cloneVoiceName } from "./speak.ts";
 import type { CloneEngine, ClonedVoice } from "./types.ts";
 
@@ -122,6 +123,24 @@ describe("the match engine (offline)", () => {
   it("makes nothing to keep and removes nothing: the profile is the voice", async () => {
     await expect(match.remove(clones.low)).resolves.toBeUndefined();
     expect(match.languages()).toEqual(registry.capabilities().languages);
+  });
+});
+
+describe("the shaping filter", () => {
+  it.each([
+    [true, 1.5, 1.2],
+    [true, 0.7, 0.8],
+    [false, 1.5, 1.2],
+    [false, 0.7, 0.8],
+  ] as const)("with rubberband %s moves the pitch by %f and the tempo by %f", async (rubberband, pitch, tempo) => {
+    const voice = await makeSpeechWav(TEXT.English, { voice: "flite:rms", path: join(dir, "filter-in.wav") });
+    const out = join(dir, `filter-${String(rubberband)}-${pitch}.wav`);
+    await ffmpeg("-i", voice, "-af", matchFilter({ pitch, tempo }, 16000, { rubberband }), "-c:a", "pcm_s16le", out);
+    const before = await measureSpeech(voice);
+    const after = await measureSpeech(out);
+    expect(Math.abs(after.profile.medianPitchHz! / before.profile.medianPitchHz! / pitch - 1)).toBeLessThan(0.05);
+    const lengthRatio = wavSeconds((await readWavInfo(out))!) / wavSeconds((await readWavInfo(voice))!);
+    expect(Math.abs(lengthRatio * tempo - 1)).toBeLessThan(0.05);
   });
 });
 
