@@ -130,7 +130,9 @@ export function createMatchCloneEngine(options: MatchCloneEngineOptions): CloneE
       measured = withWorkDir(async (dir) => {
         const { engine } = registry.resolve(voice.language, voice.name);
         const result = await engine.synthesize({ text: SELF_TEST_SENTENCES[voice.language], language: voice.language, voice: voice.name, outPath: join(dir, "voice.wav"), signal });
-        const m = await measureSpeech(result.wavPath);
+        // Another voice spoke instead (this one failed at run time): its figures would be misattributed.
+        if (result.voice !== voice.name) return undefined;
+        const m = await measureSpeech(result.wavPath, { signal });
         return { medianHz: m.profile.medianPitchHz, syllablesPerSecond: m.profile.syllablesPerSecond };
       }).catch((error: unknown) => {
         log?.warn({ voice: voice.name, err: error }, "could not measure a voice for matching");
