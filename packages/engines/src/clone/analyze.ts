@@ -3,7 +3,7 @@ import { CLONE_SAMPLE_SECONDS } from "@voiceloc/contracts";
 import { MediaError, type MediaErrorCode, type MediaToolkit } from "@voiceloc/media";
 import { CloneError } from "../errors.ts";
 import { readPcm16Wav } from "../wav.ts";
-import { summarizePitch, trackPitch, type PitchOptions, type PitchTrack } from "./pitch.ts";
+import { summarizePitch, trackPitch, trackPitchAsync, type PitchOptions, type PitchTrack } from "./pitch.ts";
 import type { SampleAnalysis, VoiceProfile } from "./types.ts";
 
 /** Shortest and longest decoded sample accepted, in seconds (the contract's `CLONE_SAMPLE_SECONDS`). */
@@ -123,9 +123,12 @@ export function countSyllables(track: PitchTrack): { syllables: number; speechSe
   return { syllables: kept.length, speechSeconds: speechFrames * track.hopSeconds };
 }
 
-/** Pitch and speaking rate of 16-bit mono speech. */
+/** Pitch and speaking rate of 16-bit mono speech (synchronous: for short clips). */
 export function measureSpeechSamples(samples: Int16Array, sampleRate: number, options: PitchOptions = {}): SpeechMeasure {
-  const track = trackPitch(samples, sampleRate, options);
+  return measureTrack(trackPitch(samples, sampleRate, options));
+}
+
+function measureTrack(track: PitchTrack): SpeechMeasure {
   const pitch = summarizePitch(track);
   const { syllables, speechSeconds } = countSyllables(track);
   let peakDb = Number.NEGATIVE_INFINITY;
@@ -149,10 +152,10 @@ export function measureSpeechSamples(samples: Int16Array, sampleRate: number, op
  * Pitch (median, 10th/90th percentile) and speaking rate (syllable nuclei per second of speech) of the
  * speech in a 16-bit PCM WAV file. Throws a RangeError for any other format.
  */
-export async function measureSpeech(wavPath: string, options: PitchOptions = {}): Promise<SpeechMeasure> {
+export async function measureSpeech(wavPath: string, options: PitchOptions & { signal?: AbortSignal | undefined } = {}): Promise<SpeechMeasure> {
   const audio = await readPcm16Wav(wavPath);
   if (!audio) throw new RangeError("Speech can only be measured on a 16-bit PCM WAV file.");
-  return measureSpeechSamples(audio.samples, audio.sampleRate, options);
+  return measureTrack(await trackPitchAsync(audio.samples, audio.sampleRate, options));
 }
 
 export interface AnalyzeSampleRequest {
@@ -197,7 +200,7 @@ export async function analyzeSample(request: AnalyzeSampleRequest): Promise<Samp
   }
   const audio = await readPcm16Wav(wavPath);
   if (!audio) throw new CloneError("SAMPLE_UNUSABLE", "The voice sample cannot be used: its sound could not be decoded.");
-  const measured = measureSpeechSamples(audio.samples, audio.sampleRate);
+  const measured = measureTrack(await trackPitchAsync(audio.samples, audio.sampleRate, { signal: request.signal }));
   if (!(measured.peakDb >= SAMPLE_SILENCE_DB)) {
     throw new CloneError("SAMPLE_UNUSABLE", "The voice sample is silent: no part of it is loud enough to hear a voice. Send a recording of the speaker talking.");
   }

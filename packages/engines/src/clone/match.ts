@@ -2,7 +2,7 @@ import { copyFile, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Logger } from "@voiceloc/log";
-import { audioEncodeArgs, GLOBAL_ARGS, inputArgs, safePath, WAV_DEMUXERS, type MediaToolkit } from "@voiceloc/media";
+import { audioEncodeArgs, FfmpegFailedError, GLOBAL_ARGS, inputArgs, safePath, WAV_DEMUXERS, type MediaToolkit } from "@voiceloc/media";
 import { outputPath } from "../cli.ts";
 import { LanguageNotSupportedError } from "../errors.ts";
 import type { Language } from "../languages.ts";
@@ -63,12 +63,33 @@ function trustedRate(measure: SpeechMeasure): number | null {
   return measure.syllables >= RATE_MIN_SYLLABLES && measure.speechSeconds >= RATE_MIN_SPEECH_SECONDS ? measure.profile.syllablesPerSecond : null;
 }
 
+/** `atempo` steps within 0.5–2 (what every ffmpeg takes) whose product is `tempo`. */
+function atempoChain(tempo: number): string[] {
+  const steps: string[] = [];
+  let left = tempo;
+  while (left > 2) {
+    steps.push("atempo=2");
+    left /= 2;
+  }
+  while (left < 0.5) {
+    steps.push("atempo=0.5");
+    left /= 0.5;
+  }
+  steps.push(`atempo=${left.toFixed(5)}`);
+  return steps;
+}
+
 /**
- * The ffmpeg filter for a pitch change by `pitch` (formants moved by a third of it, in octaves) and a
- * tempo change by `tempo` (above 1 is faster): `asetrate` moves pitch, formants and tempo together by F,
- * then rubberband moves pitch by pitch/F with formants kept and tempo by tempo/F.
+ * The ffmpeg filter for a pitch change by `pitch` and a tempo change by `tempo` (above 1 is faster).
+ * With rubberband (Debian's ffmpeg has it): `asetrate` moves pitch, formants and tempo together by
+ * F = pitch^(1/3), then rubberband moves pitch by pitch/F with formants kept and tempo by tempo/F.
+ * Without it (an ffmpeg built without librubberband): `asetrate` by the whole pitch change and `atempo`
+ * to put the tempo right, formants moving with the pitch.
  */
-export function matchFilter(transform: MatchTransform, sampleRate: number): string {
+export function matchFilter(transform: MatchTransform, sampleRate: number, options: { rubberband?: boolean } = {}): string {
+  if (options.rubberband === false) {
+    return [`asetrate=${Math.round(sampleRate * transform.pitch)}`, `aresample=${sampleRate}`, ...atempoChain(transform.tempo / transform.pitch)].join(",");
+  }
   const formant = transform.pitch ** FORMANT_SHARE;
   const parts = [
     `asetrate=${Math.round(sampleRate * formant)}`,
@@ -109,11 +130,14 @@ export function createMatchCloneEngine(options: MatchCloneEngineOptions): CloneE
       measured = withWorkDir(async (dir) => {
         const { engine } = registry.resolve(voice.language, voice.name);
         const result = await engine.synthesize({ text: SELF_TEST_SENTENCES[voice.language], language: voice.language, voice: voice.name, outPath: join(dir, "voice.wav"), signal });
-        const m = await measureSpeech(result.wavPath);
+        // Another voice spoke instead (this one failed at run time): its figures would be misattributed.
+        if (result.voice !== voice.name) return undefined;
+        const m = await measureSpeech(result.wavPath, { signal });
         return { medianHz: m.profile.medianPitchHz, syllablesPerSecond: m.profile.syllablesPerSecond };
       }).catch((error: unknown) => {
         log?.warn({ voice: voice.name, err: error }, "could not measure a voice for matching");
-        measures.delete(key);
+        // A cancelled measurement is tried again by the next request; a voice that failed to speak is left out.
+        if (signal?.aborted === true) measures.delete(key);
         return undefined;
       });
       measures.set(key, measured);
@@ -129,9 +153,14 @@ export function createMatchCloneEngine(options: MatchCloneEngineOptions): CloneE
     const fallback = registry.defaultVoice(language) ?? voices[0];
     if (!fallback) throw new LanguageNotSupportedError(language);
     if (target === null || candidates.length === 0) return { voice: fallback, measure: undefined };
+    // Each voice is measured once per process, two at a time (the first request of a language waits for it).
+    const measured: (VoiceMeasure | undefined)[] = [];
+    for (let i = 0; i < candidates.length; i += 2) {
+      measured.push(...(await Promise.all(candidates.slice(i, i + 2).map((voice) => measureVoice(voice, signal)))));
+    }
     let best: { voice: VoiceInfo; measure: VoiceMeasure; cost: number } | undefined;
-    for (const voice of candidates) {
-      const measure = await measureVoice(voice, signal);
+    for (const [index, voice] of candidates.entries()) {
+      const measure = measured[index];
       if (measure?.medianHz == null) continue;
       // Distance in octaves, plus up to a quarter octave for a less natural voice.
       const cost = Math.abs(Math.log2(measure.medianHz / target)) + ((100 - voice.quality) / 100) * 0.25;
@@ -140,19 +169,30 @@ export function createMatchCloneEngine(options: MatchCloneEngineOptions): CloneE
     return best ? { voice: best.voice, measure: best.measure } : { voice: fallback, measure: undefined };
   }
 
+  let rubberband = true;
+
   async function transform(input: string, output: string, change: MatchTransform, signal: AbortSignal | undefined): Promise<void> {
     const rate = (await readWavInfo(input))?.sampleRate ?? MATCH_SAMPLE_RATE;
-    await media.run(
-      [
-        ...GLOBAL_ARGS,
-        ...inputArgs(input, WAV_DEMUXERS),
-        "-map", "0:a:0",
-        "-af", matchFilter(change, rate),
-        ...audioEncodeArgs("wav", { channels: 1, sampleRate: MATCH_SAMPLE_RATE }),
-        "-y", safePath(output, "output"),
-      ],
-      { signal, what: "Shaping the speech to the cloned voice" },
-    );
+    const run = (withRubberband: boolean) =>
+      media.run(
+        [
+          ...GLOBAL_ARGS,
+          ...inputArgs(input, WAV_DEMUXERS),
+          "-map", "0:a:0",
+          "-af", matchFilter(change, rate, { rubberband: withRubberband }),
+          ...audioEncodeArgs("wav", { channels: 1, sampleRate: MATCH_SAMPLE_RATE }),
+          "-y", safePath(output, "output"),
+        ],
+        { signal, what: "Shaping the speech to the cloned voice" },
+      );
+    try {
+      await run(rubberband);
+    } catch (error) {
+      if (!(rubberband && error instanceof FfmpegFailedError && error.stderrTail.some((line) => /No such filter: 'rubberband'/.test(line)))) throw error;
+      rubberband = false;
+      log?.warn("this ffmpeg has no rubberband filter: cloned voices are shaped by resampling, which moves formants with the pitch");
+      await run(false);
+    }
   }
 
   return {
@@ -171,7 +211,7 @@ export function createMatchCloneEngine(options: MatchCloneEngineOptions): CloneE
         const spoken = await engine.synthesize({ text: request.text, language: request.language, voice: voice.name, signal: request.signal, outPath: raw });
         const targetPitch = clone.profile.medianPitchHz;
         const targetRate = clone.profile.syllablesPerSecond;
-        const before = await measureSpeech(spoken.wavPath);
+        const before = await measureSpeech(spoken.wavPath, { signal: request.signal });
         const fromPitch = before.profile.medianPitchHz ?? measure?.medianHz ?? null;
         const fromRate = trustedRate(before) ?? measure?.syllablesPerSecond ?? before.profile.syllablesPerSecond;
         let change: MatchTransform = {
@@ -183,7 +223,7 @@ export function createMatchCloneEngine(options: MatchCloneEngineOptions): CloneE
         for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
           const path = join(dir, `shaped-${attempt}.wav`);
           await transform(spoken.wavPath, path, change, request.signal);
-          const after = await measureSpeech(path);
+          const after = await measureSpeech(path, { signal: request.signal });
           const gotPitch = after.profile.medianPitchHz;
           const gotRate = trustedRate(after);
           const pitchMiss = targetPitch !== null && gotPitch !== null ? Math.abs(gotPitch / targetPitch - 1) : 0;

@@ -5,7 +5,7 @@ import { promisify } from "node:util";
 import { makeSpeechWav, makeToneWav, tempDir } from "@voiceloc/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { encodePcm16Wav } from "../wav.ts";
-import { measurePitch, percentile, pitchOfSamples, trackPitch } from "./pitch.ts";
+import { measurePitch, percentile, pitchOfSamples, trackPitch, trackPitchAsync } from "./pitch.ts";
 
 const exec = promisify(execFile);
 
@@ -73,6 +73,19 @@ describe("pitch of generated sounds", () => {
     const voiced = [...track.hz.entries()].filter(([, hz]) => hz > 0).map(([i]) => i * track.hopSeconds);
     expect(Math.min(...voiced)).toBeGreaterThan(0.45);
     expect(Math.max(...voiced)).toBeLessThan(1.0);
+  });
+
+  it("analyses long sound in slices, leaving the event loop free, with the same result", async () => {
+    const samples = voiceLike(120, 60, 16000, 10);
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 1);
+    const track = await trackPitchAsync(samples, 16000).finally(() => clearInterval(timer));
+    // 6000 frames in slices of 1000: timers ran between them
+    expect(ticks).toBeGreaterThanOrEqual(3);
+    const whole = trackPitch(samples.subarray(0, 16000 * 5), 16000);
+    expect(Array.from(track.hz.subarray(0, 100))).toEqual(Array.from(whole.hz.subarray(0, 100)));
+    const aborted = AbortSignal.abort();
+    await expect(trackPitchAsync(samples, 16000, { signal: aborted })).rejects.toThrow();
   });
 
   it("refuses a file that is not 16-bit PCM WAV", async () => {

@@ -94,8 +94,13 @@ function toAnalysisRate(samples: Int16Array, sampleRate: number): { x: Float64Ar
   return { x, rate: sampleRate / factor };
 }
 
-/** The frame-by-frame pitch of 16-bit mono samples. */
-export function trackPitch(samples: Int16Array, sampleRate: number, options: PitchOptions = {}): PitchTrack {
+interface Tracker {
+  track: PitchTrack;
+  /** Analyses frames [from, to). */
+  run(from: number, to: number): void;
+}
+
+function tracker(samples: Int16Array, sampleRate: number, options: PitchOptions): Tracker {
   const minHz = options.minHz ?? DEFAULTS.minHz;
   const maxHz = options.maxHz ?? DEFAULTS.maxHz;
   const threshold = options.threshold ?? DEFAULTS.threshold;
@@ -112,42 +117,68 @@ export function trackPitch(samples: Int16Array, sampleRate: number, options: Pit
   const hz = new Float64Array(frames);
   const levelDb = new Float64Array(frames);
   const d = new Float64Array(tauMax + 2);
-  for (let f = 0; f < frames; f++) {
-    const start = f * hop;
-    let energy = 0;
-    for (let j = start; j < start + window; j++) energy += (x[j] as number) * (x[j] as number);
-    const level = energy > 0 ? 10 * Math.log10(energy / window) : Number.NEGATIVE_INFINITY;
-    levelDb[f] = level;
-    if (!(level >= floorDb)) continue;
-    // Difference function d(tau) = sum (x[j] - x[j + tau])^2, then its cumulative-mean normalisation.
-    let running = 0;
-    let found = -1;
-    for (let tau = 1; tau <= tauMax + 1; tau++) {
-      let acc = 0;
-      for (let j = start; j < start + window; j++) {
-        const diff = (x[j] as number) - (x[j + tau] as number);
-        acc += diff * diff;
+  const run = (from: number, to: number): void => {
+    for (let f = from; f < Math.min(to, frames); f++) {
+      const start = f * hop;
+      let energy = 0;
+      for (let j = start; j < start + window; j++) energy += (x[j] as number) * (x[j] as number);
+      const level = energy > 0 ? 10 * Math.log10(energy / window) : Number.NEGATIVE_INFINITY;
+      levelDb[f] = level;
+      if (!(level >= floorDb)) continue;
+      // Difference function d(tau) = sum (x[j] - x[j + tau])^2, then its cumulative-mean normalisation.
+      let running = 0;
+      let found = -1;
+      for (let tau = 1; tau <= tauMax + 1; tau++) {
+        let acc = 0;
+        for (let j = start; j < start + window; j++) {
+          const diff = (x[j] as number) - (x[j + tau] as number);
+          acc += diff * diff;
+        }
+        running += acc;
+        d[tau] = running > 0 ? (acc * tau) / running : 1;
       }
-      running += acc;
-      d[tau] = running > 0 ? (acc * tau) / running : 1;
-    }
-    for (let tau = tauMin; tau <= tauMax; tau++) {
-      if ((d[tau] as number) < threshold) {
-        while (tau + 1 <= tauMax && (d[tau + 1] as number) < (d[tau] as number)) tau++;
-        found = tau;
-        break;
+      for (let tau = tauMin; tau <= tauMax; tau++) {
+        if ((d[tau] as number) < threshold) {
+          while (tau + 1 <= tauMax && (d[tau + 1] as number) < (d[tau] as number)) tau++;
+          found = tau;
+          break;
+        }
       }
+      if (found < 0) continue;
+      const a = d[found - 1] as number;
+      const b = d[found] as number;
+      const c = d[found + 1] as number;
+      const denominator = a - 2 * b + c;
+      const shift = denominator > 0 ? Math.max(-0.5, Math.min(0.5, (0.5 * (a - c)) / denominator)) : 0;
+      const pitch = rate / (found + shift);
+      if (pitch >= minHz * 0.97 && pitch <= maxHz * 1.03) hz[f] = pitch;
     }
-    if (found < 0) continue;
-    const a = d[found - 1] as number;
-    const b = d[found] as number;
-    const c = d[found + 1] as number;
-    const denominator = a - 2 * b + c;
-    const shift = denominator > 0 ? Math.max(-0.5, Math.min(0.5, (0.5 * (a - c)) / denominator)) : 0;
-    const pitch = rate / (found + shift);
-    if (pitch >= minHz * 0.97 && pitch <= maxHz * 1.03) hz[f] = pitch;
+  };
+  return { track: { hopSeconds: hop / rate, hz, levelDb }, run };
+}
+
+/** The frame-by-frame pitch of 16-bit mono samples (synchronous: for short clips). */
+export function trackPitch(samples: Int16Array, sampleRate: number, options: PitchOptions = {}): PitchTrack {
+  const t = tracker(samples, sampleRate, options);
+  t.run(0, t.track.hz.length);
+  return t.track;
+}
+
+/** Frames analysed between turns of the event loop (about 50 ms of work on one core). */
+const FRAMES_PER_TURN = 1000;
+
+/**
+ * The frame-by-frame pitch of 16-bit mono samples, letting the event loop run between slices of work:
+ * minutes of sound take seconds to analyse, and a service keeps answering meanwhile.
+ */
+export async function trackPitchAsync(samples: Int16Array, sampleRate: number, options: PitchOptions & { signal?: AbortSignal | undefined } = {}): Promise<PitchTrack> {
+  const t = tracker(samples, sampleRate, options);
+  for (let from = 0; from < t.track.hz.length; from += FRAMES_PER_TURN) {
+    options.signal?.throwIfAborted();
+    t.run(from, from + FRAMES_PER_TURN);
+    await new Promise<void>((resolve) => setImmediate(resolve));
   }
-  return { hopSeconds: hop / rate, hz, levelDb };
+  return t.track;
 }
 
 /** Median, 10th and 90th percentile of a track's voiced frames. */
@@ -174,5 +205,5 @@ export function pitchOfSamples(samples: Int16Array, sampleRate: number, options:
 export async function measurePitch(wavPath: string, options: PitchOptions = {}): Promise<PitchSummary> {
   const audio = await readPcm16Wav(wavPath);
   if (!audio) throw new RangeError("The pitch can only be measured on a 16-bit PCM WAV file.");
-  return pitchOfSamples(audio.samples, audio.sampleRate, options);
+  return summarizePitch(await trackPitchAsync(audio.samples, audio.sampleRate, options));
 }
