@@ -343,6 +343,8 @@ export interface ElevenLabsStandInOptions {
   apiKey: string;
   /** Models that refuse `language_code` (400 invalid_parameters, param language_code). */
   refuseLanguageCodeFor?: readonly string[];
+  /** The account's voice slots: one more voice is a 400 `voice_limit_reached`. */
+  maxVoices?: number;
 }
 
 const ELEVEN_FORMATS = /^(pcm|wav)_(8000|16000|22050|24000|32000|44100|48000)$/;
@@ -371,6 +373,10 @@ export async function startElevenLabsStandIn(options: ElevenLabsStandInOptions):
         const file = req.formFiles.get("files");
         const absent = [...(voiceName === undefined || voiceName.trim() === "" ? ["name"] : []), ...(file === undefined ? ["files"] : [])];
         if (absent.length > 0) return send(res, 422, missing(absent));
+        if (options.maxVoices !== undefined && m.voices.size >= options.maxVoices) {
+          const slots = `${m.voices.size} / ${options.maxVoices}`;
+          return send(res, 400, elevenError("validation_error", "voice_limit_reached", `You have reached your maximum amount of custom voices (${slots}). You can upgrade your subscription to increase your custom voice limit.`));
+        }
         const bytes = Buffer.from(await (file as File).arrayBuffer());
         if (bytes.length === 0 || !looksLikeAudio(bytes)) {
           return send(res, 400, elevenError("validation_error", "invalid_audio", "The uploaded file could not be decoded as audio.", "files"));
