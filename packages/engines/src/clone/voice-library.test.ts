@@ -118,13 +118,19 @@ describe("voice library cloning engine", () => {
     expect(standIn.speeches.at(-1)?.spokenBy).toBe(ref);
     near(await pitchOf(en.wavPath), 100);
 
+    // Parallel lanes asking for a new language make its variant once.
+    await Promise.all(["Uno.", "Dos.", "Tres.", "Cuatro."].map((text) => clones.synthesize(voice("multi", ref), { text, language: "German" })));
+    expect(uploads()).toBe(before + 2);
+    expect(standIn.voices.get(`${ref}-de`)?.language).toBe("de");
+
     // Another process (a fresh engine) finds the variant and does not upload it again.
     await engine().synthesize(voice("multi", ref), { text: "Hasta luego.", language: "Spanish" });
-    expect(uploads()).toBe(before + 1);
+    expect(uploads()).toBe(before + 2);
 
     await clones.remove(voice("multi", ref));
     expect(standIn.voices.has(ref)).toBe(false);
     expect(standIn.voices.has(`${ref}-es`)).toBe(false);
+    expect(standIn.voices.has(`${ref}-de`)).toBe(false);
     await clones.remove(voice("multi", ref));
   });
 
