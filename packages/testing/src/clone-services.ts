@@ -137,13 +137,14 @@ export function standInPitch(wav: Buffer): number | undefined {
   if (!audio) return undefined;
   const { rate, samples } = audio;
   const frame = Math.round(rate * 0.04);
-  const hop = Math.round(rate * 0.02);
+  // Frames every 20 ms, or spread over a long sample so that at most about 300 are measured.
+  const hop = Math.max(Math.round(rate * 0.02), Math.floor(samples.length / 300));
   const minLag = Math.floor(rate / 500);
   const maxLag = Math.ceil(rate / 60);
   let peak = 0;
   for (const s of samples) peak = Math.max(peak, Math.abs(s));
   const pitches: number[] = [];
-  for (let start = 0; start + frame + maxLag < samples.length && pitches.length < 2000; start += hop) {
+  for (let start = 0; start + frame + maxLag < samples.length; start += hop) {
     let energy = 0;
     for (let i = start; i < start + frame; i++) energy += (samples[i] ?? 0) ** 2;
     if (Math.sqrt(energy / frame) < peak * 0.1) continue;
