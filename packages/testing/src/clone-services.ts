@@ -137,13 +137,14 @@ export function standInPitch(wav: Buffer): number | undefined {
   if (!audio) return undefined;
   const { rate, samples } = audio;
   const frame = Math.round(rate * 0.04);
-  const hop = Math.round(rate * 0.02);
+  // Frames every 20 ms, or spread over a long sample so that at most about 300 are measured.
+  const hop = Math.max(Math.round(rate * 0.02), Math.floor(samples.length / 300));
   const minLag = Math.floor(rate / 500);
   const maxLag = Math.ceil(rate / 60);
   let peak = 0;
   for (const s of samples) peak = Math.max(peak, Math.abs(s));
   const pitches: number[] = [];
-  for (let start = 0; start + frame + maxLag < samples.length && pitches.length < 2000; start += hop) {
+  for (let start = 0; start + frame + maxLag < samples.length; start += hop) {
     let energy = 0;
     for (let i = start; i < start + frame; i++) energy += (samples[i] ?? 0) ** 2;
     if (Math.sqrt(energy / frame) < peak * 0.1) continue;
@@ -343,6 +344,8 @@ export interface ElevenLabsStandInOptions {
   apiKey: string;
   /** Models that refuse `language_code` (400 invalid_parameters, param language_code). */
   refuseLanguageCodeFor?: readonly string[];
+  /** The account's voice slots: one more voice is a 400 `voice_limit_reached`. */
+  maxVoices?: number;
 }
 
 const ELEVEN_FORMATS = /^(pcm|wav)_(8000|16000|22050|24000|32000|44100|48000)$/;
@@ -371,6 +374,10 @@ export async function startElevenLabsStandIn(options: ElevenLabsStandInOptions):
         const file = req.formFiles.get("files");
         const absent = [...(voiceName === undefined || voiceName.trim() === "" ? ["name"] : []), ...(file === undefined ? ["files"] : [])];
         if (absent.length > 0) return send(res, 422, missing(absent));
+        if (options.maxVoices !== undefined && m.voices.size >= options.maxVoices) {
+          const slots = `${m.voices.size} / ${options.maxVoices}`;
+          return send(res, 400, elevenError("validation_error", "voice_limit_reached", `You have reached your maximum amount of custom voices (${slots}). You can upgrade your subscription to increase your custom voice limit.`));
+        }
         const bytes = Buffer.from(await (file as File).arrayBuffer());
         if (bytes.length === 0 || !looksLikeAudio(bytes)) {
           return send(res, 400, elevenError("validation_error", "invalid_audio", "The uploaded file could not be decoded as audio.", "files"));

@@ -170,6 +170,21 @@ describe("ElevenLabs cloning engine", () => {
     expect(error.message).toBe("ElevenLabs could not make a voice from this sample: The uploaded file could not be decoded as audio.");
   });
 
+  it("does not blame the sample when the account has no voice slot left", async () => {
+    const full = await startElevenLabsStandIn({ apiKey: API_KEY, maxVoices: 1 });
+    try {
+      const clones = createElevenLabsCloneEngine({ apiKey: API_KEY, baseUrl: full.url, model: "eleven_multilingual_v2", logger: createLogger({ level: "silent" }) });
+      await clones.create({ id: "s1", name: "First", sample: lowSample });
+      const error = await failure(clones.create({ id: "s2", name: "Second", sample: highSample }));
+      expect(error.code).toBe("SPEECH_SERVICE_REJECTED");
+      expect(error.message).toBe(
+        "ElevenLabs refused to make the voice (HTTP 400): You have reached your maximum amount of custom voices (1 / 1). You can upgrade your subscription to increase your custom voice limit.",
+      );
+    } finally {
+      await full.close();
+    }
+  });
+
   it("says a refused key and a used-up quota in plain words, never with the key", async () => {
     const wrong = createElevenLabsCloneEngine({ apiKey: "xi-wrong-key", baseUrl: standIn.url, model: "eleven_multilingual_v2", logger: createLogger({ level: "silent" }) });
     const refused = await failure(wrong.create({ id: "k", name: "K", sample: lowSample }));

@@ -178,7 +178,11 @@ export function createElevenLabsCloneEngine(options: ElevenLabsCloneOptions): Cl
     if (!response.ok) {
       const { detail, error } = await refused(response, "create");
       if (error) throw error;
-      if (response.status === 400 || response.status === 422) {
+      // A 400/422 is the sample's fault unless it names the account (voice slots full, a plan without
+      // instant cloning) or another field than the files.
+      const account = /limit|quota|subscription|can_not_use|not_allowed|permission|tier|plan/i.test(detail.code ?? "");
+      const aboutFiles = detail.param === undefined || detail.param === "files";
+      if ((response.status === 400 || response.status === 422) && !account && aboutFiles) {
         throw new CloneError("SAMPLE_UNUSABLE", endSentence(`ElevenLabs could not make a voice from this sample${detail.message ? `: ${detail.message}` : ""}`));
       }
       throw otherRefusal(response, detail, "make the voice");

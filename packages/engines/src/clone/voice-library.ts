@@ -94,6 +94,7 @@ export function createVoiceLibraryCloneEngine(options: VoiceLibraryCloneOptions)
   const service = `the voice library at ${host}`;
   /** Language variants known to exist (name → true); a deleted clone is caught by the base voice's lookup first. */
   const variants = new Set<string>();
+  const making = new Map<string, Promise<string>>();
 
   const headers = (extra: Record<string, string> = {}): Record<string, string> => ({
     ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}),
@@ -175,11 +176,19 @@ export function createVoiceLibraryCloneEngine(options: VoiceLibraryCloneOptions)
     return typeof language === "string" && language !== "" ? language.toLowerCase() : "en";
   }
 
-  /** Makes `<name>-<code>` from the voice's own file unless it exists. */
-  async function ensureVariant(clone: ClonedVoice, code: string, signal: AbortSignal | undefined): Promise<string> {
+  /** Makes `<name>-<code>` from the voice's own file unless it exists (once per process at a time: lanes speak in parallel). */
+  function ensureVariant(clone: ClonedVoice, code: string, signal: AbortSignal | undefined): Promise<string> {
+    const variant = `${clone.ref}-${code}`;
+    if (variants.has(variant)) return Promise.resolve(variant);
+    const pending = making.get(variant);
+    if (pending) return pending;
+    const made = makeVariant(clone, variant, code, signal).finally(() => making.delete(variant));
+    making.set(variant, made);
+    return made;
+  }
+
+  async function makeVariant(clone: ClonedVoice, variant: string, code: string, signal: AbortSignal | undefined): Promise<string> {
     const name = clone.ref;
-    const variant = `${name}-${code}`;
-    if (variants.has(variant)) return variant;
     if ((await lookup(variant, signal)) === undefined) {
       const call = remoteCall(service, slowMs, signal);
       const response = await send(`/v1/voices/${encodeURIComponent(name)}/download`, { method: "GET", headers: headers() }, call);
