@@ -75,15 +75,27 @@ export const CreateAudioBookSchema = z
     name: pyStr({ min: 1, max: LIMITS.nameLength }).openapi({ description: "Title of the audio book.", example: "The Little Prince" }),
     source_language: languageIn(),
     target_language: languageIn(),
-    use_voice_clone: pyBool().optional().openapi({ description: "Whether a voice clone is used. Default false.", default: false }),
+    use_voice_clone: pyBool()
+      .optional()
+      .openapi({
+        description:
+          "Whether a voice clone is used: the book is spoken in a voice cloned from `voice_clone_sample` (required then), made for this book and deleted when it ends. Default false.",
+        default: false,
+      }),
     preset_voice_name: pyStr({ min: 1, max: LIMITS.voiceNameLength })
       .nullable()
       .optional()
-      .openapi({ description: "Preset voice for the audio (see `GET /v1/voices`); default: the target language's most natural voice." }),
+      .openapi({
+        description:
+          "Preset voice for the audio (see `GET /v1/voices`) or one of your cloned voices, `clone:<id>`; default: the target language's most natural voice.",
+      }),
     voice_clone_sample: pyStr({ min: 1, max: LIMITS.fileReferenceLength })
       .nullable()
       .optional()
-      .openapi({ description: "Public URL of a sample voice audio. Used only when use_voice_clone is true." }),
+      .openapi({
+        description:
+          "Public URL of a sample voice audio (or a MEDIA_ROOT path, or `upload:<id>`): 3 s to 5 min of speech. Used only when use_voice_clone is true, and required then. You must have the speaker's permission.",
+      }),
   })
   .openapi("CreateAudioBook");
 
@@ -117,7 +129,24 @@ export const CreateVoiceStreamSchema = z
     voice: pyStr({ min: 1, max: LIMITS.voiceNameLength })
       .nullable()
       .optional()
-      .openapi({ description: "Preset voice for the translated speech; default: the target language's most natural voice." }),
+      .openapi({
+        description:
+          "Voice for the translated speech: a preset voice (see `GET /v1/voices`) or one of your cloned voices, `clone:<id>`; default: the target language's most natural voice.",
+      }),
+    use_voice_clone: pyBool()
+      .optional()
+      .openapi({
+        description:
+          "Speak in a cloned voice made for this task: of `voice_clone_sample` when given, otherwise of the speech in the input itself. The clone is deleted when the task ends. Default false.",
+        default: false,
+      }),
+    voice_clone_sample: pyStr({ min: 1, max: LIMITS.fileReferenceLength })
+      .nullable()
+      .optional()
+      .openapi({
+        description:
+          "Audio of the voice to speak in (3 s to 5 min of speech; a URL, a MEDIA_ROOT path or `upload:<id>`), with `use_voice_clone: true`. You must have the speaker's permission.",
+      }),
   })
   .openapi("CreateVoiceStream");
 
@@ -168,7 +197,7 @@ export const SpeechSynthesisRequestSchema = z
     voice: pyStr({ min: 1, max: LIMITS.voiceNameLength })
       .nullable()
       .optional()
-      .openapi({ description: "Voice name from `GET /v1/voices`; default: the language's most natural voice." }),
+      .openapi({ description: "Voice name from `GET /v1/voices` (a preset voice, or one of your cloned voices, `clone:<id>`); default: the language's most natural voice." }),
     format: pyEnum(AUDIO_FORMATS).optional().openapi({ description: "Output audio format: `mp3` (default), `wav`, `ogg` (Opus) or `flac`." }),
   })
   .openapi("SpeechSynthesisRequest");
@@ -219,6 +248,49 @@ export const VoicesQuerySchema = z.object({
   language: pyEnum([...LANGUAGES, ...languageCodes])
     .optional()
     .openapi({ description: "Only voices of this language (a Language name or its ISO 639-1 code)." }),
+});
+
+/* --------------------------------------------------------- cloned voices */
+
+/** The engines a cloned voice can be made with (`CLONE_ENGINE`). */
+export const VOICE_CLONE_ENGINES = ["elevenlabs", "voice-library", "match"] as const;
+
+export const CreateVoiceCloneSchema = z
+  .object({
+    name: pyStr({ min: 1, max: LIMITS.voiceNameLength }).openapi({ description: "Your name for the voice, 1–100 characters.", example: "Narrator (Ana)" }),
+    sample: pyStr({ min: 1, max: LIMITS.fileReferenceLength }).openapi({
+      description:
+        "Audio of the voice (3 s to 5 min of speech, one speaker, little noise): an `http(s)://` URL reachable from the service, an `s3://` or `gs://` URI, a path relative to MEDIA_ROOT, or `upload:<id>` of an audio upload. It is fetched and checked while the request waits. You must have the speaker's permission.",
+      example: "upload:0193f1c2-a7b4-7cc2-a1f0-4e4ab2b1a4d0",
+    }),
+    language: languageIn()
+      .optional()
+      .openapi({ description: "The language spoken in the sample, when known (some engines use it); the clone may speak others (see `languages`)." }),
+  })
+  .openapi("CreateVoiceClone");
+
+export const VoiceCloneSchema = z
+  .object({
+    id: z.string().uuid(),
+    name: z.string(),
+    voice: z.string().openapi({ description: "The value to pass as `voice` / `preset_voice_name`: `clone:<id>`.", example: "clone:0193f1c2-a7b4-7cc2-a1f0-4e4ab2b1a4d0" }),
+    engine: z.enum(VOICE_CLONE_ENGINES).openapi({
+      description:
+        "The engine that made it: `elevenlabs` (ElevenLabs instant voice cloning), `voice-library` (a self-hosted OpenAI-compatible speech server that keeps named voices), or `match` (offline: an approximation of the sample's pitch and rate with an installed voice, not a clone of the voice).",
+    }),
+    sample_seconds: z.number().openapi({ description: "Decoded length of the sample, in seconds." }),
+    languages: z.array(LanguageSchema).openapi({ description: "The languages the voice can speak." }),
+    date_created: z.string().datetime().openapi({ example: "2026-11-22T06:30:00.000Z" }),
+  })
+  .openapi("VoiceClone");
+
+export const VoiceCloneListQuerySchema = z.object({
+  limit: pyInt({ ge: 1, le: LIMITS.listMax })
+    .optional()
+    .openapi({ description: `Page size, 1–${LIMITS.listMax}; default ${LIMITS.listDefault}.` }),
+  cursor: pyStr({ min: 1, max: 512 }).optional().openapi({
+    description: "Opaque cursor from the previous page's `Link: <…>; rel=\"next\"` header.",
+  }),
 });
 
 /* ---------------------------------------------------------- capabilities */

@@ -3,6 +3,8 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { Logger } from "@voiceloc/log";
 import { WAV_DEMUXERS, type AudioFormat, type EncodeOptions, type MediaToolkit } from "@voiceloc/media";
+import { resolveClone } from "./clone/speak.ts";
+import type { CloneEngine, ClonedVoice } from "./clone/types.ts";
 import type { TtsRegistry } from "./registry.ts";
 import { prepareText, splitText } from "./text.ts";
 
@@ -10,8 +12,13 @@ export interface SynthesizeToFileRequest {
   text: string;
   /** One of the service's language names. */
   language: string;
-  /** Voice name; the language's default voice when omitted. */
+  /** Voice name; the language's default voice when omitted. Ignored with `clone`. */
   voice?: string | undefined;
+  /**
+   * Speak in this cloned voice (with `deps.clones`, which must be the engine that made it: otherwise
+   * `CloneError` `CLONE_NOT_FOUND`). The result's `voice` is then `clone:<id>`.
+   */
+  clone?: ClonedVoice | null | undefined;
   format: AudioFormat;
   outPath: string;
   signal?: AbortSignal | undefined;
@@ -26,7 +33,7 @@ export interface SynthesizeToFileResult {
   /** Measured on the encoded file: read from its container as ffprobe states it (ffprobe when unreadable). */
   durationSeconds: number;
   format: AudioFormat;
-  /** The voice used. */
+  /** The voice used (`clone:<id>` for a cloned voice). */
   voice: string;
   /** Number of engine calls the text was split into. */
   chunks: number;
@@ -36,15 +43,18 @@ export interface SynthesizerDeps {
   registry: TtsRegistry;
   media: MediaToolkit;
   logger?: Logger | undefined;
+  /** The cloning engine this process runs (CLONE_ENGINE), for requests in a cloned voice. */
+  clones?: CloneEngine | undefined;
 }
 
 /**
  * Speaks `text` with the resolved voice and encodes it to `outPath`. Text longer than the engine's
  * comfortable size is split on sentence boundaries; the WAV chunks are joined by ffmpeg's concat
- * demuxer (streaming), so memory does not grow with the text.
+ * demuxer (streaming), so memory does not grow with the text. With `clone`, every chunk is spoken
+ * by the cloning engine in that voice (split at the cloning engine's `maxInputChars`).
  */
 export async function synthesizeToFile(deps: SynthesizerDeps, request: SynthesizeToFileRequest): Promise<SynthesizeToFileResult> {
-  const { engine, voice } = deps.registry.resolve(request.language, request.voice);
+  const { engine, voice } = request.clone ? resolveClone(deps.clones, request.clone, request.language) : deps.registry.resolve(request.language, request.voice);
   const text = prepareText(request.text);
   const engineLimit = engine.capabilities().maxInputChars;
   const chunks = splitText(text, Math.min(engineLimit, request.maxChunkChars ?? engineLimit));

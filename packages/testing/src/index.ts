@@ -5,3 +5,4 @@ export * from "./hostile.ts";
 export * from "./sse.ts";
 export * from "./browser.ts";
 export * from "./openapi.ts";
+export * from "./clone-services.ts";

@@ -41,3 +41,13 @@ export {
   type TaskFailure,
 } from "./policy.ts";
 export { MAX_REASON_CHARS, plainReason } from "./reason.ts";
+export {
+  clonedVoiceFromWire,
+  clonedVoiceToWire,
+  createTaskClone,
+  profileFromWire,
+  profileToWire,
+  removeTaskClone,
+  taskCloneId,
+  type TaskCloneRequest,
+} from "./clone.ts";

@@ -7,11 +7,22 @@ import { readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { BlobStore } from "@voiceloc/blobs";
 import { isSandboxOwner, type AudioBookWork } from "@voiceloc/contracts";
-import type { MtRegistry, ResolvedVoice, TtsRegistry } from "@voiceloc/engines";
+import { analyzeSample, resolveClone, type CloneEngine, type ClonedVoice, type MtRegistry, type ResolvedVoice, type TtsRegistry } from "@voiceloc/engines";
 import { DEFAULT_MAX_BOOK_CHARACTERS } from "@voiceloc/config";
 import { fetchToFile, type MediaRootScope, type ObjectStoreOptions } from "@voiceloc/fetch";
 import { mp3SampleRateFor, type MediaToolkit } from "@voiceloc/media";
-import { checkpointKey, TaskInputError, taskFailure, type ResumeContext, type TaskContext, type TaskHandler, type TaskResult } from "@voiceloc/worker";
+import {
+  checkpointKey,
+  clonedVoiceFromWire,
+  createTaskClone,
+  removeTaskClone,
+  TaskInputError,
+  taskFailure,
+  type ResumeContext,
+  type TaskContext,
+  type TaskHandler,
+  type TaskResult,
+} from "@voiceloc/worker";
 import { z } from "zod";
 import { joinMp3Chunks, type CountedChunk } from "./join.ts";
 import { ChunkQueue, runLanes, splitByWeight } from "./lanes.ts";
@@ -47,6 +58,11 @@ export interface AudioBookPipelineOptions {
   mt: MtRegistry;
   media: MediaToolkit;
   fetch: AudioBookFetchOptions;
+  /**
+   * The engine of cloned voices (CLONE_ENGINE): speaks books whose voice is `clone:<id>`, and makes a
+   * book's own clone from its `voice_clone_sample` (removed at the engine when the book ends). None: off.
+   */
+  clones?: CloneEngine | undefined;
   /** Chunks synthesised and encoded (or translated) at once for one book. Default: the number of cores. */
   parallelism?: number;
   /**
@@ -90,6 +106,8 @@ const ENCODER_START_CHARS = 1_000;
  */
 export const AUDIO_BOOK_MP3 = { bitrateKbps: 64, quality: 7, channels: 1 } as const;
 const DEFAULT_TEXT_MAX_BYTES = 32 * 1024 * 1024;
+/** Largest voice sample file accepted (five minutes of 48 kHz stereo WAV is 55 MB). */
+const SAMPLE_MAX_BYTES = 200 * 1024 * 1024;
 const TEXT_CHECKPOINT = "text.txt";
 const PLAN_CHECKPOINT = "plan.json";
 
@@ -172,8 +190,10 @@ export function createAudioBookHandler(options: AudioBookPipelineOptions): TaskH
   const encoding = `mp3 ${bitrateKbps}k q${AUDIO_BOOK_MP3.quality} mono`;
   const maxBookCharacters = options.maxBookCharacters ?? DEFAULT_MAX_BOOK_CHARACTERS;
 
-  function resolveVoice(task: AudioBookWork): ResolvedVoice {
+  function resolveVoice(task: AudioBookWork, clone: ClonedVoice | undefined): ResolvedVoice {
     try {
+      // A clone made by an engine this server no longer runs, or one that cannot speak the language, fails in plain words.
+      if (clone !== undefined) return resolveClone(options.clones, clone, task.target_language);
       return tts.resolve(task.target_language, task.preset_voice_name ?? undefined);
     } catch (error) {
       throw taskFailure(error);
@@ -205,21 +225,15 @@ export function createAudioBookHandler(options: AudioBookPipelineOptions): TaskH
     }
   }
 
-  /** Step 1: the normalised text, from its checkpoint or fetched, decoded and normalised. */
-  async function loadText(task: AudioBookWork, ctx: TaskContext): Promise<string> {
-    if (await ctx.checkpoints.has(TEXT_CHECKPOINT)) {
-      const saved = await readFile(await ctx.checkpoints.get(TEXT_CHECKPOINT), "utf8");
-      checkLength(saved, task);
-      return saved;
-    }
-    let path: string;
+  /** A file the task names, fetched under its account's rights into the work dir; a refusal fails the task in its plain words. */
+  async function fetchFile(task: AudioBookWork, reference: string, name: string, maxBytes: number, ctx: TaskContext): Promise<string> {
     try {
-      const fetched = await fetchToFile(task.file, join(ctx.workDir, "input"), {
+      const fetched = await fetchToFile(reference, join(ctx.workDir, name), {
         mediaRoot: fetchOptions.mediaRoot,
         ...(fetchOptions.mediaRootScope === undefined ? {} : { mediaRootScope: fetchOptions.mediaRootScope }),
         owner: task.account_id,
         blobs,
-        maxBytes: fetchOptions.maxBytes ?? DEFAULT_TEXT_MAX_BYTES,
+        maxBytes,
         ...(fetchOptions.allowPrivateHosts === undefined ? {} : { allowPrivateHosts: fetchOptions.allowPrivateHosts }),
         ...(fetchOptions.timeoutMs === undefined ? {} : { timeoutMs: fetchOptions.timeoutMs }),
         ...(fetchOptions.s3 === undefined ? {} : { s3: fetchOptions.s3 }),
@@ -227,10 +241,63 @@ export function createAudioBookHandler(options: AudioBookPipelineOptions): TaskH
         signal: ctx.signal,
         logger: ctx.logger,
       });
-      path = fetched.path;
+      return fetched.path;
     } catch (error) {
-      throw taskFailure(error, { scope: "input" });
+      throw taskFailure(error, { scope: "input", ...(name === "input" ? {} : { context: "The voice sample cannot be fetched" }) });
     }
+  }
+
+  /**
+   * The cloned voice the book is read in: the caller's clone (`preset_voice_name: "clone:<id>"`, resolved
+   * by the gateway), or one made for this book from `voice_clone_sample` (`own`: removed when the book
+   * ends; its id is derived from the task's, so a redelivery makes the same voice again). None otherwise.
+   */
+  async function bookClone(task: AudioBookWork, ctx: TaskContext): Promise<{ clone: ClonedVoice; own: boolean } | undefined> {
+    const clones = options.clones;
+    if (task.clone) {
+      const clone = clonedVoiceFromWire(task.clone);
+      resolveVoice(task, clone);
+      return { clone, own: false };
+    }
+    if (!task.use_voice_clone) return undefined;
+    if (clones === undefined) {
+      throw new TaskInputError("Voice cloning is not available on this server (CLONE_ENGINE=off): submit the book with a preset voice (or none, for the default voice).");
+    }
+    if (task.voice_clone_sample === null || task.voice_clone_sample === "") {
+      throw new TaskInputError("use_voice_clone needs voice_clone_sample: the recording of the voice to read the book in.");
+    }
+    checkCloneLanguage(clones, task);
+    ctx.progress(0, "cloning the voice");
+    const sample = await fetchFile(task, task.voice_clone_sample, "clone-input", Math.min(fetchOptions.maxBytes ?? SAMPLE_MAX_BYTES, SAMPLE_MAX_BYTES), ctx);
+    try {
+      const clone = await createTaskClone({
+        clones,
+        taskId: task.task_id,
+        name: `audio book ${task.task_id}`,
+        analyze: () => analyzeSample({ inputPath: sample, workDir: ctx.workDir, media, signal: ctx.signal }),
+        signal: ctx.signal,
+        logger: ctx.logger,
+      });
+      return { clone, own: true };
+    } finally {
+      await rm(sample, { force: true });
+    }
+  }
+
+  function checkCloneLanguage(clones: CloneEngine, task: AudioBookWork): void {
+    if (!clones.languages().includes(task.target_language)) {
+      throw new TaskInputError(`Cloned voices of this server (${clones.id}) cannot speak ${task.target_language}.`);
+    }
+  }
+
+  /** Step 1: the normalised text, from its checkpoint or fetched, decoded and normalised. */
+  async function loadText(task: AudioBookWork, ctx: TaskContext): Promise<string> {
+    if (await ctx.checkpoints.has(TEXT_CHECKPOINT)) {
+      const saved = await readFile(await ctx.checkpoints.get(TEXT_CHECKPOINT), "utf8");
+      checkLength(saved, task);
+      return saved;
+    }
+    const path = await fetchFile(task, task.file, "input", fetchOptions.maxBytes ?? DEFAULT_TEXT_MAX_BYTES, ctx);
     let text: string;
     try {
       text = normaliseText(decodeText(await readFile(path)));
@@ -296,7 +363,7 @@ export function createAudioBookHandler(options: AudioBookPipelineOptions): TaskH
     const log = ctx.logger;
     let resolved = chosen;
     const earlier = await readPlan(ctx);
-    if (earlier && earlier.voice !== resolved.voice.name && task.preset_voice_name === null) {
+    if (earlier && earlier.voice !== resolved.voice.name && task.preset_voice_name === null && !task.use_voice_clone) {
       try {
         resolved = tts.resolve(task.target_language, earlier.voice);
       } catch {
@@ -404,15 +471,8 @@ export function createAudioBookHandler(options: AudioBookPipelineOptions): TaskH
     return { resultKey, seconds: joined.seconds };
   }
 
-  return async function handle(task: AudioBookWork, ctx: TaskContext): Promise<TaskResult> {
+  async function readBook(task: AudioBookWork, ctx: TaskContext, resolved: ResolvedVoice, started: number): Promise<TaskResult> {
     const log = ctx.logger;
-    const started = performance.now();
-    if (task.use_voice_clone) {
-      throw new TaskInputError("Voice cloning is not available for audio books on this server: submit the book with a preset voice (or none, for the default voice).");
-    }
-    const resolved = resolveVoice(task);
-    checkTranslation(task);
-
     ctx.progress(0, "fetching the text");
     const text = await loadText(task, ctx);
     ctx.progress(P_TEXT, "text ready");
@@ -436,5 +496,20 @@ export function createAudioBookHandler(options: AudioBookPipelineOptions): TaskH
       "audio book ready",
     );
     return { resultKey };
+  }
+
+  return async function handle(task: AudioBookWork, ctx: TaskContext): Promise<TaskResult> {
+    const log = ctx.logger;
+    const started = performance.now();
+    // The checks that need no file first: a book that cannot be read in its voice fails before any work.
+    if (!task.clone && !task.use_voice_clone) resolveVoice(task, undefined);
+    checkTranslation(task);
+    const cloned = await bookClone(task, ctx);
+    try {
+      return await readBook(task, ctx, resolveVoice(task, cloned?.clone), started);
+    } finally {
+      // The book's own clone is removed at the engine however the book ends (a redelivery makes it again).
+      if (cloned?.own === true && options.clones !== undefined) await removeTaskClone(options.clones, cloned.clone, log);
+    }
   };
 }

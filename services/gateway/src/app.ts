@@ -21,6 +21,7 @@ import { healthRoutes } from "./operations/health.ts";
 import { meterRequest } from "./http/rate-limit.ts";
 import { httpMetrics, metricsHandler } from "@voiceloc/telemetry";
 import { dashboardRoutes } from "./dashboard/routes.ts";
+import { CLONES_TAG, cloneRoutes } from "./clones/routes.ts";
 import { WEBHOOKS_TAG, documentWebhookEvents, webhookRoutes } from "./webhooks/routes.ts";
 import type { GatewayDeps } from "./deps.ts";
 
@@ -91,6 +92,7 @@ export function createApp(deps: GatewayDeps): GatewayApp {
 
   app.route("/", recordRoutes(deps));
   app.route("/", speechRoutes(deps));
+  if (deps.clones) app.route("/", cloneRoutes(deps, deps.clones));
   app.route("/", eventRoutes(deps));
   if (deps.uploads) app.route("/", uploadRoutes(deps, deps.uploads));
   if (deps.files) app.route("/", fileRoutes(deps.files.blobs, deps.files.secret));
@@ -116,6 +118,7 @@ export function createApp(deps: GatewayDeps): GatewayApp {
     tags: [
       ...KIND_LIST.map(({ tag, tagDescription }) => ({ name: tag, description: tagDescription })),
       { name: "Speech", description: "Speech synthesis on demand, the voices it offers and what the engines can do." },
+      ...(deps.clones ? [CLONES_TAG] : []),
       { name: "Events", description: "Live progress of audio books, voice streams and subtitle jobs over Server-Sent Events." },
       ...(deps.webhooks ? [WEBHOOKS_TAG] : []),
       { name: "Uploads", description: "Files stored for this account's own tasks (`upload:<id>`), deleted when they expire." },

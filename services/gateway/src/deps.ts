@@ -13,6 +13,8 @@ import type { SandboxTasks } from "./records/sandbox-tasks.ts";
 import type { Synthesizer, VoiceCatalog } from "./speech/synthesizer.ts";
 import type { CapabilitySource } from "./speech/capability-source.ts";
 import type { UploadRepository } from "./uploads/repository.ts";
+import type { CloneRepository } from "./clones/repository.ts";
+import type { CloneMaker } from "./clones/maker.ts";
 import type { DashboardDeps } from "./dashboard/kit.ts";
 import type { WebhookRepository } from "./webhooks/repository.ts";
 import type { SecretBox } from "./webhooks/secrets.ts";
@@ -40,6 +42,8 @@ export interface GatewayDeps {
   events: RecordEvents;
   synthesizer?: Synthesizer | undefined;
   voiceCatalog?: VoiceCatalog | undefined;
+  /** Cloned voices (`/v1/voices/clones`, `clone:<id>` wherever a voice is named); without it every `clone:` voice is unknown. */
+  clones?: CloneDeps | undefined;
   /** The engines' capability table (from the workers), for GET /v1/capabilities and 422s at creation. */
   capabilities?: CapabilitySource | undefined;
   /** Blob store and secret for signed downloads (`/v1/files/…`). */
@@ -80,6 +84,12 @@ export interface UploadDeps {
   maxBytes: number;
   /** UPLOAD_TTL_SECONDS. */
   ttlSeconds: number;
+}
+
+/** Cloned voices: their records, and the service that makes and deletes them at the engine (none: 503). */
+export interface CloneDeps {
+  repo: CloneRepository;
+  maker?: CloneMaker | undefined;
 }
 
 /** Webhook endpoints: their store, the secret sealer and the URL policy. */

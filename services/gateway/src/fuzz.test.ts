@@ -167,7 +167,7 @@ function validFor(schema: Schema, doc: Schema, pools: Pools): fc.Arbitrary<unkno
 /** A body field: mostly valid, sometimes hostile; file references from a pool of real shapes. */
 function field(name: string, schema: Schema, doc: Schema, pools: Pools): fc.Arbitrary<unknown> {
   const valid =
-    name === "file" || name === "voice_clone_sample"
+    name === "file" || name === "voice_clone_sample" || name === "sample"
       ? fc.oneof(fc.constantFrom(...pools.files), validFor(schema, doc, pools))
       : name === "voice" || name === "preset_voice_name"
         ? fc.oneof({ weight: 3, arbitrary: fc.constantFrom<unknown>(null, ...pools.voices) }, { weight: 1, arbitrary: validFor(schema, doc, pools) })
@@ -180,6 +180,8 @@ interface Pools {
   /** Webhook endpoints (their own pool: DELETE removes some as the run goes). */
   webhookIds: string[];
   uploadIds: string[];
+  /** Cloned voices of alice's (their own pool: DELETE removes some as the run goes). */
+  cloneIds: string[];
   voices: string[];
   files: string[];
   bearer: string[];
@@ -315,9 +317,17 @@ function queryFor(op: Operation, doc: Schema, pools: Pools): fc.Arbitrary<string
   return fc.oneof({ weight: 5, arbitrary: op.query === undefined ? valid : fc.constant(op.query) }, { weight: 1, arbitrary: raw });
 }
 
+/** The ids a path's parameters are drawn from: each resource's own pool (DELETE removes some as the run goes). */
+function idPoolOf(path: string, pools: Pools): string[] {
+  if (path.startsWith("/v1/webhooks")) return pools.webhookIds;
+  if (path.startsWith("/v1/uploads")) return pools.uploadIds;
+  if (path.startsWith("/v1/voices/clones")) return pools.cloneIds;
+  return pools.ids;
+}
+
 function requestFor(index: number, op: Operation, doc: Schema, pools: Pools): fc.Arbitrary<FuzzRequest> {
   const pathArb = fc
-    .tuple(...op.parameters.filter((p) => p.in === "path").map(() => pathParam(op.path.startsWith("/v1/webhooks") ? pools.webhookIds : op.path.startsWith("/v1/uploads") ? pools.uploadIds : pools.ids)))
+    .tuple(...op.parameters.filter((p) => p.in === "path").map(() => pathParam(idPoolOf(op.path, pools))))
     .map((values) => {
       let i = 0;
       return op.path.replace(/\{[^}]+\}/g, () => values[i++] ?? "x");
@@ -377,6 +387,11 @@ beforeAll(async () => {
   t.gateway.deps.synthesizer = { synthesize: async () => ({ key: "results/fuzz.mp3", durationSeconds: 1.5 }) };
   t.gateway.deps.voiceCatalog = { voices: async () => CAPABILITIES.voices };
   t.gateway.deps.capabilities = { get: async () => CAPABILITIES };
+  // and a cloning service that makes every voice it is asked for, and deletes it
+  t.gateway.deps.clones!.maker = {
+    create: async () => ({ engine: "elevenlabs", ref: "fuzz-voice", profile: { median_pitch_hz: 120, pitch_low_hz: 90, pitch_high_hz: 160, syllables_per_second: 4 }, sample_seconds: 10, languages: ALL_LANGUAGES }),
+    remove: async () => true,
+  };
 
   doc = (await (await t.request("GET", "/openapi.json", { key: null })).json()) as Schema;
   const ids: string[] = [];
@@ -403,13 +418,21 @@ beforeAll(async () => {
     expect(res.status).toBe(201);
     webhookIds.push(((await res.json()) as { id: string }).id);
   }
+  // cloned voices: several, as DELETE removes them as the run goes
+  const cloneIds: string[] = [];
+  for (let i = 0; i < 20; i++) {
+    const res = await t.request("POST", "/v1/voices/clones", { body: { name: `fuzz ${i}`, sample: "https://example.com/voice.wav" } });
+    expect(res.status).toBe(201);
+    cloneIds.push(((await res.json()) as { id: string }).id);
+  }
   const secret = new TextEncoder().encode(JWT_SECRET);
   const sign = (sub: string) => new SignJWT({}).setProtectedHeader({ alg: "HS256" }).setSubject(sub).setExpirationTime("1h").sign(secret);
   pools = {
     ids,
     webhookIds,
     uploadIds,
-    voices: CAPABILITIES.voices.map((v) => v.name),
+    cloneIds,
+    voices: [...CAPABILITIES.voices.map((v) => v.name), ...cloneIds.slice(0, 5).map((id) => `clone:${id}`), "clone:", "clone:0193f1c2-a7b4-7cc2-a1f0-4e4ab2b1a4d0"],
     files: ["https://example.com/a.wav", "books/a.txt", "http://8.8.8.8/a.wav", "http://10.0.0.1/a.wav", "s3://bucket/key", "../x", "ftp://x/y", "http://[::1]/"],
     bearer: [await sign("alice"), await sign("carol@example.com"), await sign(".."), await sign("a/b"), await sign("x".repeat(128))],
   };
@@ -517,7 +540,9 @@ describe("schema-driven fuzzing of every operation", () => {
       { seed: SEED, numRuns: RUNS, endOnFailure: true },
     );
 
-    // every stream the fuzzer opened and dropped was released
+    // every stream the fuzzer opened and dropped was released (the last one's close reaches the server a moment after the client goes)
+    const released = Date.now() + 10_000;
+    while (t.gateway.deps.events.stats().streams > 0 && Date.now() < released) await new Promise((r) => setTimeout(r, 20));
     expect(t.gateway.deps.events.stats()).toEqual({ streams: 0, records: 0, owners: 0 });
     const byStatus = [...statuses.entries()].sort(([a], [b]) => a - b).map(([s, n]) => `${s}×${n}`).join(" ");
     process.stdout.write(`fuzz: tried ${tried} requests over ${ops.length} operations (seed ${SEED}); statuses ${byStatus}\n`);

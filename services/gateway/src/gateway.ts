@@ -22,6 +22,8 @@ import { TaskRepository } from "./records/repository.ts";
 import { SandboxTasks } from "./records/sandbox-tasks.ts";
 import { urlSigner } from "./records/signer.ts";
 import { busSynthesis } from "./speech/synthesizer.ts";
+import { CloneRepository } from "./clones/repository.ts";
+import { busCloneMaker } from "./clones/maker.ts";
 import { TaskMesh, type TaskMeshOptions } from "./mesh/tasks.ts";
 import { DispatchSlots } from "./mesh/slots.ts";
 import { StreamPlaces } from "./mesh/places.ts";
@@ -204,6 +206,7 @@ export async function createGateway(options: GatewayOptions): Promise<GatewaySer
     events,
     synthesizer: synthesis,
     voiceCatalog: synthesis,
+    clones: { repo: await CloneRepository.open(store), maker: options.bus ? busCloneMaker(options.bus) : undefined },
     capabilities: options.bus ? busCapabilities(options.bus, logger, options.capabilityTtlMs) : undefined,
     files: options.blobs ? { blobs: options.blobs, secret } : undefined,
     readinessChecks: options.readinessChecks,

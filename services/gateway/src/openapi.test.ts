@@ -56,6 +56,10 @@ describe("/openapi.json", () => {
         "GET /v1/uploads",
         "GET /v1/uploads/{upload_id}",
         "DELETE /v1/uploads/{upload_id}",
+        "POST /v1/voices/clones",
+        "GET /v1/voices/clones",
+        "GET /v1/voices/clones/{clone_id}",
+        "DELETE /v1/voices/clones/{clone_id}",
       ].sort(),
     );
     expect(doc.components.schemas.Language.enum).toHaveLength(16);

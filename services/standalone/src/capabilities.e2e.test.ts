@@ -33,7 +33,7 @@ interface Caps {
   synthesis: { languages: Language[] };
   recognition: { languages: Language[] };
   translation: { pairs: Array<{ source: Language; target: Language; pivot: Language | null }> };
-  cloning: { available: boolean };
+  cloning: { available: boolean; languages: Language[] };
 }
 
 const post = (path: string, body: unknown) => fetch(`${base}${path}`, { method: "POST", headers, body: JSON.stringify(body) });
@@ -46,7 +46,9 @@ describe("capabilities", () => {
     expect(caps.synthesis.languages).toContain("English");
     expect(caps.translation.pairs).toContainEqual(expect.objectContaining({ source: "English", target: "Spanish", pivot: null }));
     expect(caps.translation.pairs).toContainEqual(expect.objectContaining({ source: "English", target: "French", pivot: "Spanish" }));
-    expect(caps.cloning.available).toBe(false);
+    // CLONE_ENGINE's default without an ElevenLabs key: match, offline, in the languages of the installed voices
+    expect(caps.cloning.available).toBe(true);
+    expect(caps.cloning.languages).toEqual(expect.arrayContaining(["English", "Spanish"]));
     expect(caps.recognition.languages).toEqual(["English"]);
   });
 
@@ -74,7 +76,7 @@ describe("capabilities", () => {
     expect(((await voice.json()) as { detail: Array<{ loc: string[] }> }).detail[0]?.loc).toEqual(["body", "preset_voice_name"]);
     const clone = await post("/v1/audio_books/", { ...book, target_language: "English", use_voice_clone: true });
     expect(clone.status).toBe(422);
-    expect(JSON.stringify(await clone.json())).toContain("voice cloning is not available");
+    expect(((await clone.json()) as { detail: Array<{ loc: string[] }> }).detail[0]?.loc).toEqual(["body", "voice_clone_sample"]);
     const stream = await post("/v1/voices/streams", { file: "talk.wav", source_language: "German", target_language: "English" });
     expect(stream.status).toBe(422);
     expect(JSON.stringify(await stream.json())).toContain("speech recognition in German is not available");

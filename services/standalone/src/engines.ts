@@ -43,7 +43,7 @@ export interface SpeechStackExtras extends Pick<Parameters<typeof createSpeechSt
  */
 export async function createEngineStack(config: Config, logger: Logger, extras: SpeechStackExtras = {}): Promise<EngineStack> {
   const { apertium, pocketsphinx, ...speechExtras } = extras;
-  const speech = await createSpeechStack({ logger, ffmpegPath: config.ffmpegPath, openai: config.openaiTts, ...speechExtras });
+  const speech = await createSpeechStack({ logger, ffmpegPath: config.ffmpegPath, openai: config.openaiTts, clone: config.clone, ...speechExtras });
   const mtEngines: MtEngine[] = [];
   if (config.openaiMt) {
     mtEngines.push(createOpenAiTranslator({ baseUrl: config.openaiMt.baseUrl, apiKey: config.openaiMt.apiKey, model: config.openaiMt.model, logger }));
@@ -88,7 +88,8 @@ export async function createEngineStack(config: Config, logger: Logger, extras: 
       translation: {
         pairs: mt.capabilities().pairs.map((p) => ({ source: p.source, target: p.target, pivot: p.pivot ?? null, quality: p.quality })),
       },
-      cloning: { available: tts.cloning, languages: tts.cloning ? tts.languages.filter(known) : [] },
+      // Cloned voices: the clone engine's languages (match: those with an installed offline voice).
+      cloning: { available: speech.clones !== undefined, languages: speech.clones?.languages().filter(known) ?? [] },
       voices: voiceCatalog(speech.registry),
     };
     return kind ? capabilitiesFor(kind, table) : table;

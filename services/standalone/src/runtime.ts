@@ -114,19 +114,7 @@ export async function startRuntime(config: Config, rootLogger: Logger, gatewayHo
       );
     }
 
-    if (config.services.includes("synthesis") && engines) {
-      const synthesis = createSynthesisService({
-        bus,
-        blobs,
-        speech: engines,
-        logger: rootLogger,
-        concurrency: config.synthesisConcurrency,
-        maxCharacters: config.synthesisMaxCharacters,
-      });
-      await synthesis.start();
-      parts.push(synthesis);
-    }
-
+    // Where task inputs and voice samples come from (under each task's or request's account).
     const fetchSettings = {
       mediaRoot: config.mediaRoot,
       mediaRootScope: config.mediaRootScope,
@@ -135,6 +123,20 @@ export async function startRuntime(config: Config, rootLogger: Logger, gatewayHo
       ...(config.fetch.s3 ? { s3: config.fetch.s3 } : {}),
       ...(config.fetch.gs ? { gs: config.fetch.gs } : {}),
     };
+    if (config.services.includes("synthesis") && engines) {
+      const synthesis = createSynthesisService({
+        bus,
+        blobs,
+        speech: engines,
+        logger: rootLogger,
+        concurrency: config.synthesisConcurrency,
+        maxCharacters: config.synthesisMaxCharacters,
+        fetch: fetchSettings,
+      });
+      await synthesis.start();
+      parts.push(synthesis);
+    }
+
     if (config.services.includes("audiobook") && engines) {
       const stack = engines;
       const audiobook = createAudioBookService({
@@ -143,6 +145,7 @@ export async function startRuntime(config: Config, rootLogger: Logger, gatewayHo
         tts: engines.registry,
         mt: engines.mt,
         media: engines.media,
+        clones: engines.clones,
         fetch: fetchSettings,
         logger: rootLogger,
         stopGraceMs,
@@ -163,6 +166,7 @@ export async function startRuntime(config: Config, rootLogger: Logger, gatewayHo
         mt: engines.mt,
         stt: engines.stt,
         media: engines.media,
+        clones: engines.clones,
         fetch: fetchSettings,
         logger: rootLogger,
         stopGraceMs,

@@ -1,5 +1,9 @@
 import {
+  type CloneEngine,
+  createElevenLabsCloneEngine,
+  createMatchCloneEngine,
   createOpenAiTtsEngine,
+  createVoiceLibraryCloneEngine,
   createTtsRegistry,
   detectOfflineEngines,
   type DetectOfflineEnginesOptions,
@@ -20,6 +24,15 @@ export interface OpenAiTtsSettings {
 export interface SpeechStack {
   registry: TtsRegistry;
   media: MediaToolkit;
+  /** The engine that makes and speaks cloned voices (CLONE_ENGINE); none when cloning is off. */
+  clones?: CloneEngine | undefined;
+}
+
+/** Who makes cloned voices (config's `clone`, CLONE_ENGINE): `off` or absent makes none. */
+export interface CloneStackSettings {
+  engine: "elevenlabs" | "voice-library" | "match" | "off";
+  elevenlabs?: { apiKey: string; baseUrl: string; model: string } | undefined;
+  voiceLibrary?: { baseUrl: string; apiKey?: string | undefined } | undefined;
 }
 
 export interface SpeechStackOptions {
@@ -32,6 +45,34 @@ export interface SpeechStackOptions {
   offline?: Omit<DetectOfflineEnginesOptions, "logger"> | undefined;
   /** Self-test limits (time, concurrency). */
   selfTest?: Omit<TtsRegistryOptions, "logger"> | undefined;
+  /** The cloning engine to build (CLONE_ENGINE and its settings); none when absent or `off`. */
+  clone?: CloneStackSettings | undefined;
+}
+
+/**
+ * The cloning engine of the settings: `match` speaks with the self-tested offline voices of `registry`
+ * and shapes them with ffmpeg; ElevenLabs and the voice library are outside services (their settings are
+ * checked when the configuration is loaded). Outside engines are not self-tested: making a voice there
+ * costs the account a voice slot, so their first use says whether they work.
+ */
+export function createCloneEngine(settings: CloneStackSettings | undefined, registry: TtsRegistry, media: MediaToolkit, logger: Logger): CloneEngine | undefined {
+  if (settings === undefined) return undefined;
+  switch (settings.engine) {
+    case "off":
+      return undefined;
+    case "match":
+      return createMatchCloneEngine({ registry, media, logger });
+    case "elevenlabs":
+      if (!settings.elevenlabs) throw new Error("CLONE_ENGINE=elevenlabs needs ELEVENLABS_API_KEY");
+      return createElevenLabsCloneEngine({ ...settings.elevenlabs, logger });
+    case "voice-library":
+      if (!settings.voiceLibrary) throw new Error("CLONE_ENGINE=voice-library needs OPENAI_TTS_BASE_URL or OPENAI_BASE_URL");
+      return createVoiceLibraryCloneEngine({ ...settings.voiceLibrary, logger });
+    default: {
+      const unknown: never = settings.engine;
+      throw new Error(`unknown clone engine ${String(unknown)}`);
+    }
+  }
 }
 
 /**
@@ -68,5 +109,8 @@ export async function createSpeechStack(options: SpeechStackOptions): Promise<Sp
     },
     "speech voices self-tested",
   );
-  return { registry, media: createMediaToolkit(binaries, logger) };
+  const media = createMediaToolkit(binaries, logger);
+  const clones = createCloneEngine(options.clone, registry, media, logger);
+  if (clones) logger.info({ engine: clones.id, languages: clones.languages() }, "voice cloning ready");
+  return { registry, media, ...(clones ? { clones } : {}) };
 }

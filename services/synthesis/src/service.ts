@@ -7,12 +7,15 @@ import { createCatalogBus, type Bus, type BusSubscription } from "@voiceloc/bus"
 import {
   BUS_CATALOG,
   DEFAULT_SYNTHESIS_MAX_CHARACTERS,
+  type CloneCreateReply,
   type SynthesisErrorCode,
   type SynthesizeReply,
   type Voice,
 } from "@voiceloc/contracts";
-import { TtsError, isLanguage, synthesizeToFile, type TtsErrorCode, type TtsRegistry } from "@voiceloc/engines";
+import { TtsError, cloneVoiceName, isLanguage, synthesizeToFile, type TtsErrorCode, type TtsRegistry } from "@voiceloc/engines";
 import type { Logger } from "@voiceloc/log";
+import { clonedVoiceFromWire } from "@voiceloc/worker";
+import { createClone, deleteClone, type SampleFetchSettings } from "./clones.ts";
 import type { SpeechStack } from "./engines.ts";
 
 /** The preset voices of the installed engines, best first per language, each language's default marked. */
@@ -99,6 +102,11 @@ export interface SynthesisServiceOptions {
   concurrency?: number;
   /** Longest text of one request, in characters (SYNTHESIS_MAX_CHARACTERS); longer is refused as `text_too_long`. */
   maxCharacters?: number;
+  /**
+   * Where voice samples may come from (`clone.create`): the same settings the task workers fetch their
+   * inputs with, under the requesting account's rights. Without them no clone can be made.
+   */
+  fetch?: SampleFetchSettings | undefined;
 }
 
 export interface SynthesisService {
@@ -149,6 +157,8 @@ export function createSynthesisService(options: SynthesisServiceOptions): Synthe
                 `The text has ${length} characters; one request may have at most ${maxCharacters} (SYNTHESIS_MAX_CHARACTERS).`,
               );
             }
+            // A clone made by an engine this server does not run is refused by synthesizeToFile (CLONE_NOT_FOUND → unknown_voice).
+            const clone = request.clone ? clonedVoiceFromWire(request.clone) : undefined;
             await acquire();
             const work = await mkdtemp(join(tmpdir(), "voiceloc-speech-"));
             const started = performance.now();
@@ -157,8 +167,8 @@ export function createSynthesisService(options: SynthesisServiceOptions): Synthe
               let result;
               try {
                 result = await synthesizeToFile(
-                  { registry: speech.registry, media: speech.media, logger: log },
-                  { text: request.text, language: request.language, voice: request.voice ?? undefined, format: request.format, outPath },
+                  { registry: speech.registry, media: speech.media, logger: log, clones: speech.clones },
+                  { text: request.text, language: request.language, voice: request.voice ?? undefined, clone, format: request.format, outPath },
                 );
               } catch (error) {
                 if (!(error instanceof TtsError)) throw error;
@@ -171,7 +181,7 @@ export function createSynthesisService(options: SynthesisServiceOptions): Synthe
               const key = `speech/${accountKeySegment(request.account_id)}/${randomUUID()}.${request.format}`;
               await blobs.put(key, { path: result.path });
               log.info({ key, voice: result.voice, ms: Math.round(performance.now() - started), seconds: result.durationSeconds }, "synthesised");
-              const reply: SynthesizeReply = { key, duration_seconds: result.durationSeconds, voice: result.voice };
+              const reply: SynthesizeReply = { key, duration_seconds: result.durationSeconds, voice: clone ? cloneVoiceName(clone) : result.voice };
               return reply;
             } finally {
               release();
@@ -182,7 +192,38 @@ export function createSynthesisService(options: SynthesisServiceOptions): Synthe
         ),
       );
       subscriptions.push(await catalog.serve("voices", () => ({ voices: voiceCatalog(speech.registry) })));
-      logger.info({ languages: speech.registry.capabilities().languages, maxCharacters }, "synthesis service ready");
+      // Cloned voices: made here because the engines are here; the request waits while the sample is checked.
+      const cloneDeps = { speech, blobs, fetch: options.fetch };
+      subscriptions.push(
+        await catalog.serve(
+          "clone.create",
+          async (request, { refuse }) => {
+            const log = logger.child({ requestId: request.request_id, account: request.account_id, clone: request.id });
+            await acquire();
+            try {
+              const outcome = await createClone(cloneDeps, request, log);
+              if (!outcome.ok) return refuse(outcome.code, outcome.message);
+              const reply: CloneCreateReply = outcome.reply;
+              return reply;
+            } finally {
+              release();
+            }
+          },
+          { onInternalError: (error) => logger.error({ err: error }, "cloning failed") },
+        ),
+      );
+      subscriptions.push(
+        await catalog.serve(
+          "clone.delete",
+          async (request, { refuse }) => {
+            const log = logger.child({ requestId: request.request_id, account: request.account_id, clone: request.clone.id });
+            const outcome = await deleteClone(cloneDeps, request, log);
+            return outcome.ok ? { deleted: outcome.deleted } : refuse(outcome.code, outcome.message);
+          },
+          { onInternalError: (error) => logger.error({ err: error }, "deleting a cloned voice failed") },
+        ),
+      );
+      logger.info({ languages: speech.registry.capabilities().languages, maxCharacters, cloning: speech.clones?.id ?? "off" }, "synthesis service ready");
     },
     async stop() {
       for (const sub of subscriptions.splice(0).reverse()) await sub.stop();

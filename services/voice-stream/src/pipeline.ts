@@ -11,11 +11,25 @@ import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { BlobStore } from "@voiceloc/blobs";
 import { DEFAULT_MAX_MEDIA_SECONDS } from "@voiceloc/config";
-import { capabilityProblems, isSandboxOwner, LANGUAGES, type Capabilities, type Language, type VoiceStreamWork } from "@voiceloc/contracts";
-import { synthesizeToFile, TtsError, type MtRegistry, type SttRegistry, type TtsRegistry } from "@voiceloc/engines";
+import { capabilityProblems, CLONE_SAMPLE_SECONDS, isSandboxOwner, LANGUAGES, type Capabilities, type Language, type VoiceStreamWork } from "@voiceloc/contracts";
+import {
+  analyzeSample,
+  cloneEngineFor,
+  cloneVoiceName,
+  synthesizeToFile,
+  TtsError,
+  type CloneEngine,
+  type ClonedVoice,
+  type MtRegistry,
+  type SttRegistry,
+  type TtsRegistry,
+} from "@voiceloc/engines";
 import { fetchToFile, type FetchOptions } from "@voiceloc/fetch";
 import { audioEncodeArgs, GLOBAL_ARGS, inputArgs, WAV_DEMUXERS, type MediaToolkit } from "@voiceloc/media";
 import {
+  clonedVoiceFromWire,
+  createTaskClone,
+  removeTaskClone,
   NO_SPEECH_MESSAGE,
   NOT_MEDIA,
   readTranslationCheckpoint,
@@ -42,6 +56,12 @@ export interface VoiceStreamPipelineDeps {
   stt: SttRegistry;
   media: MediaToolkit;
   fetch: VoiceStreamFetchSettings;
+  /**
+   * The engine of cloned voices (CLONE_ENGINE): speaks streams whose voice is `clone:<id>`, and makes a
+   * stream's own clone (`use_voice_clone`: of `voice_clone_sample`, else of the input's own speech),
+   * removed at the engine when the stream ends. None: cloning is off.
+   */
+  clones?: CloneEngine | undefined;
   timing?: TimingOptions;
   /** How recognised pieces of one utterance are joined before translation. */
   merge?: MergeOptions;
@@ -75,6 +95,12 @@ interface Clip {
 }
 
 const TRANSCRIPT = "transcript.json";
+/** The input's own speech (its first minutes, decoded) kept for a clone of it, so a redelivery makes the same voice without the input. */
+const INPUT_SAMPLE = "clone-sample.wav";
+/** Longest stretch of the input used as the sample of its own clone (CLONE_SAMPLE_SECONDS.max). */
+const INPUT_SAMPLE_SECONDS = CLONE_SAMPLE_SECONDS.max;
+/** Largest voice sample file accepted (five minutes of 48 kHz stereo WAV is 55 MB). */
+const SAMPLE_MAX_BYTES = 200 * 1024 * 1024;
 const CLIPS_PREFIX = "clips/";
 const clipCheckpoint = (index: number) => `${CLIPS_PREFIX}${String(index).padStart(5, "0")}.wav`;
 /** Largest batch of segment texts sent to the translator in one call. */
@@ -127,14 +153,19 @@ export function createVoiceStreamHandler(deps: VoiceStreamPipelineDeps): TaskHan
       synthesis: { languages: synthesis.languages.filter(known) },
       recognition: { languages: stt.capabilities().languages.filter(known) },
       translation: { pairs: mt.capabilities().pairs.map((p) => ({ source: p.source, target: p.target, pivot: p.pivot ?? null, quality: p.quality })) },
-      cloning: { available: synthesis.cloning, languages: [] },
+      cloning: { available: deps.clones !== undefined, languages: deps.clones?.languages().filter(known) ?? [] },
       voices: [],
     };
   }
 
   /** Every capability the task needs that the installed engines lack, as one plain-words message. */
   function checkCapabilities(task: VoiceStreamWork): void {
-    const problems = capabilityProblems(capabilities(), { kind: "voice-stream", source: task.source_language, target: task.target_language });
+    const problems = capabilityProblems(capabilities(), {
+      kind: "voice-stream",
+      source: task.source_language,
+      target: task.target_language,
+      useVoiceClone: task.use_voice_clone === true || (task.clone !== undefined && task.clone !== null),
+    });
     if (problems.length > 0) throw new TaskInputError(problems.map((p) => sentence(p.message)).join(" "));
   }
 
@@ -145,6 +176,50 @@ export function createVoiceStreamHandler(deps: VoiceStreamPipelineDeps): TaskHan
     } catch (error) {
       throw taskFailure(error, { scope: "input" });
     }
+  }
+
+  /** Whether the task speaks in a clone of its input's own speech (use_voice_clone without a sample). */
+  const clonesInput = (task: VoiceStreamWork) => task.use_voice_clone === true && !task.clone && !task.voice_clone_sample;
+
+  /** Makes the task's own clone from a sample file (removed by the handler when the task ends). */
+  async function makeClone(task: VoiceStreamWork, clones: CloneEngine, sample: string, ctx: TaskContext): Promise<ClonedVoice> {
+    return createTaskClone({
+      clones,
+      taskId: task.task_id,
+      name: `voice stream ${task.task_id}`,
+      analyze: () => analyzeSample({ inputPath: sample, workDir: ctx.workDir, media, signal: ctx.signal }),
+      language: task.source_language,
+      signal: ctx.signal,
+      logger: ctx.logger,
+    });
+  }
+
+  /** The clone of `voice_clone_sample`, fetched under the task account's rights. */
+  async function cloneOfSample(task: VoiceStreamWork, clones: CloneEngine, reference: string, ctx: TaskContext): Promise<ClonedVoice> {
+    let path: string;
+    try {
+      const maxBytes = Math.min(deps.fetch.maxBytes ?? SAMPLE_MAX_BYTES, SAMPLE_MAX_BYTES);
+      path = (await fetchToFile(reference, join(ctx.workDir, "clone-input"), { ...deps.fetch, maxBytes, owner: task.account_id, blobs, signal: ctx.signal, logger: ctx.logger })).path;
+    } catch (error) {
+      throw taskFailure(error, { scope: "input", context: "The voice sample cannot be fetched" });
+    }
+    try {
+      return await makeClone(task, clones, path, ctx);
+    } finally {
+      await rm(path, { force: true });
+    }
+  }
+
+  /** The cloning engine for a task that speaks in a clone, or a plain-words failure when cloning is off or cannot speak the target language. */
+  function clonesFor(task: VoiceStreamWork): CloneEngine {
+    const clones = deps.clones;
+    if (clones === undefined) {
+      throw new TaskInputError("Voice cloning is not available on this server (CLONE_ENGINE=off): submit the voice stream with a preset voice (or none, for the default voice).");
+    }
+    if (!clones.languages().includes(task.target_language)) {
+      throw new TaskInputError(`Cloned voices of this server (${clones.id}) cannot speak ${task.target_language}.`);
+    }
+    return clones;
   }
 
   /** The input decoded to the recogniser's 16 kHz mono WAV; its decoded length is the one trusted. */
@@ -173,11 +248,26 @@ export function createVoiceStreamHandler(deps: VoiceStreamPipelineDeps): TaskHan
     return decoded;
   }
 
+  /** The input's first minutes of decoded sound, checkpointed as the sample of its own clone (before the transcript, so a restored transcript has it). */
+  async function keepInputSample(speech: string, ctx: TaskContext): Promise<void> {
+    const path = join(ctx.workDir, INPUT_SAMPLE);
+    try {
+      await media.run(
+        [...GLOBAL_ARGS, ...inputArgs(speech, WAV_DEMUXERS), "-t", String(INPUT_SAMPLE_SECONDS), ...audioEncodeArgs("wav", { channels: 1 }), "-y", path],
+        { signal: ctx.signal, what: "Keeping the speech to clone" },
+      );
+    } catch (error) {
+      throw taskFailure(error);
+    }
+    await ctx.checkpoints.put(INPUT_SAMPLE, { path });
+  }
+
   async function recognise(task: VoiceStreamWork, ctx: TaskContext): Promise<SavedTranscript> {
     const input = await fetchInput(task, ctx);
     ctx.progress(P.fetched, "decoding the audio");
     const speech = await decodeInput(input, ctx, isSandboxOwner(task.account_id));
     ctx.progress(P.decoded, "recognising speech");
+    if (clonesInput(task)) await keepInputSample(speech.path, ctx);
     let transcript;
     try {
       transcript = await stt.transcribe({ path: speech.path, language: task.source_language, signal: ctx.signal });
@@ -218,7 +308,7 @@ export function createVoiceStreamHandler(deps: VoiceStreamPipelineDeps): TaskHan
     );
   }
 
-  async function speak(texts: readonly string[], voice: string, task: VoiceStreamWork, ctx: TaskContext): Promise<Clip[]> {
+  async function speak(texts: readonly string[], voice: string, clone: ClonedVoice | undefined, task: VoiceStreamWork, ctx: TaskContext): Promise<Clip[]> {
     const dir = join(ctx.workDir, "clips");
     await mkdir(dir, { recursive: true });
     const clips: Clip[] = [];
@@ -234,8 +324,8 @@ export function createVoiceStreamHandler(deps: VoiceStreamPipelineDeps): TaskHan
       } else {
         try {
           const result = await synthesizeToFile(
-            { registry: tts, media, logger: ctx.logger },
-            { text, language: task.target_language, voice, format: "wav", outPath: join(dir, `${index}.wav`), signal: ctx.signal },
+            { registry: tts, media, logger: ctx.logger, clones: deps.clones },
+            { text, language: task.target_language, voice: clone ? undefined : voice, clone, format: "wav", outPath: join(dir, `${index}.wav`), signal: ctx.signal },
           );
           await ctx.checkpoints.put(name, { path: result.path });
           clips.push({ segment: index, path: result.path, durationSeconds: result.durationSeconds });
@@ -292,23 +382,51 @@ export function createVoiceStreamHandler(deps: VoiceStreamPipelineDeps): TaskHan
 
   return async (task, ctx): Promise<TaskResult> => {
     checkCapabilities(task);
-    let voice: string;
-    try {
-      voice = tts.resolve(task.target_language, task.voice ?? undefined).voice.name;
-    } catch (error) {
-      throw taskFailure(error);
+    // The voice: the caller's clone, the task's own clone (made below), or a preset voice.
+    let clone: ClonedVoice | undefined;
+    let preset = "";
+    if (task.clone) {
+      clone = clonedVoiceFromWire(task.clone);
+      try {
+        cloneEngineFor(clonesFor(task), clone);
+      } catch (error) {
+        throw taskFailure(error);
+      }
+    } else if (task.use_voice_clone === true) {
+      clonesFor(task);
+    } else {
+      try {
+        preset = tts.resolve(task.target_language, task.voice ?? undefined).voice.name;
+      } catch (error) {
+        throw taskFailure(error);
+      }
     }
-    ctx.progress(0, "fetching the audio");
+    // The task's own clone, removed at the engine however the task ends (a redelivery makes it again).
+    let own: ClonedVoice | undefined;
+    try {
+      if (task.use_voice_clone === true && !task.clone && task.voice_clone_sample) {
+        ctx.progress(0, "cloning the voice");
+        own = await cloneOfSample(task, clonesFor(task), task.voice_clone_sample, ctx);
+      }
+      ctx.progress(0, "fetching the audio");
 
-    const saved = await readTranscript(ctx.checkpoints, task.source_language);
-    if (saved) ctx.logger.info({ segments: saved.segments.length }, "transcript restored from its checkpoint; the input is not fetched again");
-    const transcript = saved ?? (await recognise(task, ctx));
-    ctx.progress(P.recognised, "translating");
+      const saved = await readTranscript(ctx.checkpoints, task.source_language);
+      if (saved) ctx.logger.info({ segments: saved.segments.length }, "transcript restored from its checkpoint; the input is not fetched again");
+      const transcript = saved ?? (await recognise(task, ctx));
+      if (clonesInput(task)) own = await makeClone(task, clonesFor(task), await ctx.checkpoints.get(INPUT_SAMPLE), ctx);
+      ctx.progress(P.recognised, "translating");
 
-    const texts = await translate(transcript, task, ctx);
-    ctx.progress(P.translated, "speaking");
+      const texts = await translate(transcript, task, ctx);
+      ctx.progress(P.translated, "speaking");
+      clone ??= own;
+      return await finish(texts, transcript, clone ? cloneVoiceName(clone) : preset, clone, task, ctx);
+    } finally {
+      if (own && deps.clones) await removeTaskClone(deps.clones, own, ctx.logger);
+    }
+  };
 
-    const clips = await speak(texts, voice, task, ctx);
+  async function finish(texts: string[], transcript: SavedTranscript, voice: string, clone: ClonedVoice | undefined, task: VoiceStreamWork, ctx: TaskContext): Promise<TaskResult> {
+    const clips = await speak(texts, voice, clone, task, ctx);
     const { placed, trackSeconds } = await fit(clips, transcript, ctx);
     ctx.progress(P.fitted, "placing the speech on the track");
 
@@ -329,5 +447,5 @@ export function createVoiceStreamHandler(deps: VoiceStreamPipelineDeps): TaskHan
     await blobs.put(key, { path: outPath }, { contentType: "audio/mpeg" });
     ctx.logger.info({ key, voice, seconds: trackSeconds, clips: placed.length }, "voice stream written");
     return { resultKey: key };
-  };
+  }
 }

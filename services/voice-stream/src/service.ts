@@ -1,4 +1,4 @@
-import type { MtRegistry, SttRegistry, TtsRegistry } from "@voiceloc/engines";
+import type { CloneEngine, MtRegistry, SttRegistry, TtsRegistry } from "@voiceloc/engines";
 import type { MediaToolkit } from "@voiceloc/media";
 import { BUS_CATALOG } from "@voiceloc/contracts";
 import { defineTaskService, type TaskService, type TaskServiceSettings } from "@voiceloc/worker";
@@ -13,6 +13,8 @@ export interface VoiceStreamServiceOptions extends TaskServiceSettings {
   /** Speech recognition (the source language). */
   stt: SttRegistry;
   media: MediaToolkit;
+  /** The engine of cloned voices (CLONE_ENGINE); none when cloning is off. */
+  clones?: CloneEngine | undefined;
   /** Where task files may come from: paths under `mediaRoot`, http(s) (SSRF-guarded), s3:// and gs://. */
   fetch: VoiceStreamFetchSettings;
   /** How a translated clip is fitted into the time the original speech took (see timing.ts). */
@@ -32,7 +34,7 @@ export type VoiceStreamService = TaskService<"voice-stream">;
  * in the target language that follows the original's timing (an MP3 at the task's result key).
  */
 export function createVoiceStreamService(options: VoiceStreamServiceOptions): VoiceStreamService {
-  const { tts, mt, stt, media, fetch, timing, output, maxMediaSeconds, sandboxMaxMediaSeconds } = options;
+  const { tts, mt, stt, media, clones, fetch, timing, output, maxMediaSeconds, sandboxMaxMediaSeconds } = options;
   return defineTaskService({
     settings: options,
     catalog: BUS_CATALOG,
@@ -44,6 +46,7 @@ export function createVoiceStreamService(options: VoiceStreamServiceOptions): Vo
       mt,
       stt,
       media,
+      clones,
       fetch,
       ...(timing === undefined ? {} : { timing }),
       ...(output === undefined ? {} : { output }),

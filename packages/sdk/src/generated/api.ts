@@ -19,6 +19,8 @@ export interface paths {
         /**
          * Create Audio Book
          * @description Stores the audio book and starts its processing at once: the text is fetched, translated when the languages differ, synthesised and encoded to one MP3. Follow `task_status` and `task_progress` by reading the record.
+         *
+         *     Voices: `preset_voice_name` takes a preset voice or one of your cloned voices, `clone:<id>` (another account's, or one that does not speak the target language, is a **422** at the field). `use_voice_clone: true` speaks the book in a voice cloned from `voice_clone_sample` for this book (deleted at the engine when the book ends); without a sample it is a **422** at `voice_clone_sample`.
          */
         post: operations["create_audio_book"];
         delete?: never;
@@ -67,6 +69,8 @@ export interface paths {
         /**
          * Create Voice Stream (extension)
          * @description Extension to the contract: starts a voice processing task. The audio is transcribed, translated when the languages differ, and spoken again in the target language at the original segments' times.
+         *
+         *     `voice` takes a preset voice or one of your cloned voices, `clone:<id>` (another account's, or one that does not speak the target language, is a **422** at `voice`). `use_voice_clone: true` speaks in a voice cloned for this task (deleted at the engine when it ends): from `voice_clone_sample` when given, otherwise from the speech in the input itself (one voice for the whole input).
          */
         post: operations["create_voice_stream"];
         delete?: never;
@@ -152,7 +156,7 @@ export interface paths {
          * Synthesise speech
          * @description Synthesises the text and answers **200** with a signed link to the audio (valid for 1 hour) and its duration measured from the file. Send the credential as `Authorization: Bearer <API_KEY>` (the `API-KEY` header and access tokens are accepted too).
          *
-         *     `text` may have at most `SYNTHESIS_MAX_CHARACTERS` characters (a deployment setting, default 5,000, never above 5,000); longer text is a **422** `string_too_long` on `body.text` with `ctx.max_length` naming the limit. Text with nothing to speak (only spaces or punctuation), text the voice cannot read, an unknown voice, a voice of another language and a language no engine speaks are **422**s pointing at `text`, `voice` or `language`. Engine trouble is a **503** with `Retry-After` (no engine available, busy, timed out) or a **502** (the engine failed); nothing is stored then.
+         *     `text` may have at most `SYNTHESIS_MAX_CHARACTERS` characters (a deployment setting, default 5,000, never above 5,000); longer text is a **422** `string_too_long` on `body.text` with `ctx.max_length` naming the limit. Text with nothing to speak (only spaces or punctuation), text the voice cannot read, an unknown voice, a voice of another language and a language no engine speaks are **422**s pointing at `text`, `voice` or `language`. `voice` may name one of your cloned voices, `clone:<id>` (see `POST /v1/voices/clones`); another account's clone is the same 422 as an unknown voice. Engine trouble is a **503** with `Retry-After` (no engine available, busy, timed out) or a **502** (the engine failed); nothing is stored then.
          */
         post: operations["synthesize_speech"];
         delete?: never;
@@ -169,8 +173,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List preset voices (extension)
-         * @description The preset voices the configured speech engines offer, best first within each language; `default: true` marks each language's default (its most natural voice).
+         * List voices (extension)
+         * @description The preset voices the configured speech engines offer, best first within each language; `default: true` marks each language's default (its most natural voice). Then the calling account's cloned voices (`clone:<id>`, see `GET /v1/voices/clones`), once for every language each can speak, with the engine that made it; the description says what it is (an `elevenlabs` or `voice-library` clone, or a `match` voice: an approximation, not a clone).
          */
         get: operations["list_voices"];
         put?: never;
@@ -196,6 +200,54 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/voices/clones": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Voice Clones (extension)
+         * @description The caller's cloned voices, newest first, paged like the other lists (`limit`, `cursor`, the `Link` header).
+         */
+        get: operations["list_voice_clones"];
+        put?: never;
+        /**
+         * Create Voice Clone (extension)
+         * @description Makes a voice from a sample of a person's speech and answers **201** with it once it is made (the request waits: the sample is fetched and checked now). The sample must be audio (its content is sniffed) with 3 s to 5 min of decoded sound that is not silent; a sample that cannot be fetched, is not audio, is too short, too long or silent is a **422** at `body.sample` in plain words, and so is every request while this server makes no cloned voices (`CLONE_ENGINE=off`). The voice is made by the server's cloning engine (`CLONE_ENGINE`): `elevenlabs`, `voice-library`, or `match`, which is not a clone but an approximation of the sample's pitch and rate with an installed voice. Use it as `voice: "clone:<id>"` (synthesis, voice streams) or `preset_voice_name` (audio books); it belongs to the calling account (a sandbox key has a space of its own). Engine trouble is a **503** with `Retry-After` or a **502**; nothing is stored then. You must have the speaker's permission to clone their voice.
+         */
+        post: operations["create_voice_clone"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/voices/clones/{clone_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Voice Clone (extension)
+         * @description One of the caller's cloned voices: its engine, the sample's length and the languages it speaks. Another account's id is a 404, as an unknown one.
+         */
+        get: operations["get_voice_clone"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete Voice Clone (extension)
+         * @description Deletes the voice at the engine that made it, then its record, and answers **204**. When the engine cannot be reached the answer is a **503** (or **502**) and the clone is kept, so nothing is left at the engine unseen: delete it again later. A `match` voice has nothing at an engine and is deleted at once. Tasks already queued with the voice fail in plain words when they reach it (a `match` voice's finish).
+         */
+        delete: operations["delete_voice_clone"];
         options?: never;
         head?: never;
         patch?: never;
@@ -746,13 +798,13 @@ export interface components {
              */
             target_language: "French" | "English" | "Amharic" | "Swahili" | "Chinese" | "Japanese" | "Korean" | "German" | "Russian" | "Portuguese" | "Spanish" | "Italian" | "Arabic" | "Dutch" | "Hindi" | "Urdu";
             /**
-             * @description Whether a voice clone is used. Default false.
+             * @description Whether a voice clone is used: the book is spoken in a voice cloned from `voice_clone_sample` (required then), made for this book and deleted when it ends. Default false.
              * @default false
              */
             use_voice_clone?: boolean;
-            /** @description Preset voice for the audio (see `GET /v1/voices`); default: the target language's most natural voice. */
+            /** @description Preset voice for the audio (see `GET /v1/voices`) or one of your cloned voices, `clone:<id>`; default: the target language's most natural voice. */
             preset_voice_name?: string | null;
-            /** @description Public URL of a sample voice audio. Used only when use_voice_clone is true. */
+            /** @description Public URL of a sample voice audio (or a MEDIA_ROOT path, or `upload:<id>`): 3 s to 5 min of speech. Used only when use_voice_clone is true, and required then. You must have the speaker's permission. */
             voice_clone_sample?: string | null;
         };
         UpdateAudioBook: {
@@ -780,8 +832,15 @@ export interface components {
              * @enum {string}
              */
             target_language: "French" | "English" | "Amharic" | "Swahili" | "Chinese" | "Japanese" | "Korean" | "German" | "Russian" | "Portuguese" | "Spanish" | "Italian" | "Arabic" | "Dutch" | "Hindi" | "Urdu";
-            /** @description Preset voice for the translated speech; default: the target language's most natural voice. */
+            /** @description Voice for the translated speech: a preset voice (see `GET /v1/voices`) or one of your cloned voices, `clone:<id>`; default: the target language's most natural voice. */
             voice?: string | null;
+            /**
+             * @description Speak in a cloned voice made for this task: of `voice_clone_sample` when given, otherwise of the speech in the input itself. The clone is deleted when the task ends. Default false.
+             * @default false
+             */
+            use_voice_clone?: boolean;
+            /** @description Audio of the voice to speak in (3 s to 5 min of speech; a URL, a MEDIA_ROOT path or `upload:<id>`), with `use_voice_clone: true`. You must have the speaker's permission. */
+            voice_clone_sample?: string | null;
         };
         SubtitleVideo: {
             /**
@@ -831,7 +890,7 @@ export interface components {
              * @enum {string}
              */
             language: "French" | "English" | "Amharic" | "Swahili" | "Chinese" | "Japanese" | "Korean" | "German" | "Russian" | "Portuguese" | "Spanish" | "Italian" | "Arabic" | "Dutch" | "Hindi" | "Urdu" | "fr" | "en" | "am" | "sw" | "zh" | "ja" | "ko" | "de" | "ru" | "pt" | "es" | "it" | "ar" | "nl" | "hi" | "ur";
-            /** @description Voice name from `GET /v1/voices`; default: the language's most natural voice. */
+            /** @description Voice name from `GET /v1/voices` (a preset voice, or one of your cloned voices, `clone:<id>`); default: the language's most natural voice. */
             voice?: string | null;
             /**
              * @description Output audio format: `mp3` (default), `wav`, `ogg` (Opus) or `flac`.
@@ -880,6 +939,47 @@ export interface components {
                 available: boolean;
                 languages: components["schemas"]["Language"][];
             };
+        };
+        VoiceClone: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            /**
+             * @description The value to pass as `voice` / `preset_voice_name`: `clone:<id>`.
+             * @example clone:0193f1c2-a7b4-7cc2-a1f0-4e4ab2b1a4d0
+             */
+            voice: string;
+            /**
+             * @description The engine that made it: `elevenlabs` (ElevenLabs instant voice cloning), `voice-library` (a self-hosted OpenAI-compatible speech server that keeps named voices), or `match` (offline: an approximation of the sample's pitch and rate with an installed voice, not a clone of the voice).
+             * @enum {string}
+             */
+            engine: "elevenlabs" | "voice-library" | "match";
+            /** @description Decoded length of the sample, in seconds. */
+            sample_seconds: number;
+            /** @description The languages the voice can speak. */
+            languages: components["schemas"]["Language"][];
+            /**
+             * Format: date-time
+             * @example 2026-11-22T06:30:00.000Z
+             */
+            date_created: string;
+        };
+        CreateVoiceClone: {
+            /**
+             * @description Your name for the voice, 1–100 characters.
+             * @example Narrator (Ana)
+             */
+            name: string;
+            /**
+             * @description Audio of the voice (3 s to 5 min of speech, one speaker, little noise): an `http(s)://` URL reachable from the service, an `s3://` or `gs://` URI, a path relative to MEDIA_ROOT, or `upload:<id>` of an audio upload. It is fetched and checked while the request waits. You must have the speaker's permission.
+             * @example upload:0193f1c2-a7b4-7cc2-a1f0-4e4ab2b1a4d0
+             */
+            sample: string;
+            /**
+             * @description The language spoken in the sample, when known (some engines use it); the clone may speak others (see `languages`).
+             * @enum {string}
+             */
+            language?: "French" | "English" | "Amharic" | "Swahili" | "Chinese" | "Japanese" | "Korean" | "German" | "Russian" | "Portuguese" | "Spanish" | "Italian" | "Arabic" | "Dutch" | "Hindi" | "Urdu";
         };
         Upload: {
             /**
@@ -2166,6 +2266,362 @@ export interface operations {
                 };
             };
             /** @description No worker of any kind is running to answer. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    list_voice_clones: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1–200; default 50. */
+                limit?: number;
+                /** @description Opaque cursor from the previous page's `Link: <…>; rel="next"` header. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of cloned voices. */
+            200: {
+                headers: {
+                    /** @description Next page, RFC 8288: `<url>; rel="next"`. */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VoiceClone"][];
+                };
+            };
+            /** @description Missing or invalid credentials (`API-KEY` header, or `Authorization: Bearer` with an API key or access token). Carries `WWW-Authenticate`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential is valid but may not be used yet: with `LIVE_KEYS=approval`, live keys of an account an operator has not approved are refused (sandbox keys work meanwhile). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation error (FastAPI / Pydantic v2 shape). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Too many requests for this credential (API key, or access token subject). `Retry-After` says how many seconds to wait; `RateLimit` and `RateLimit-Policy` (draft-ietf-httpapi-ratelimit-headers) describe the budget, and successful responses carry them too. */
+            429: {
+                headers: {
+                    /** @description Seconds until a request is allowed again. */
+                    "Retry-After"?: number;
+                    /** @description Requests available now (`r`) and seconds (`t`) until they are (on a 429: until one is). */
+                    RateLimit?: string;
+                    /** @description The policy: at most `q` requests in any `w` seconds are always served (a token bucket of `q` refilled over `w` seconds). */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    create_voice_clone: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a creating POST safe to retry: the same key and body replay the first response (`Idempotent-Replayed: true`) for 24 hours; the same key with another body is a 409. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Narrator (Ana)",
+                 *       "sample": "https://files.example.org/voices/ana-30s.wav",
+                 *       "language": "Spanish"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateVoiceClone"];
+            };
+        };
+        responses: {
+            /** @description The cloned voice. */
+            201: {
+                headers: {
+                    /** @description The cloned voice's URL. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VoiceClone"];
+                };
+            };
+            /** @description Missing or invalid credentials (`API-KEY` header, or `Authorization: Bearer` with an API key or access token). Carries `WWW-Authenticate`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential is valid but may not be used yet: with `LIVE_KEYS=approval`, live keys of an account an operator has not approved are refused (sandbox keys work meanwhile). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The `Idempotency-Key` was already used with a different body, or its first request is still in progress. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is larger than the documented limit (1 MiB by default). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation error (FastAPI / Pydantic v2 shape). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Too many requests for this credential (API key, or access token subject). `Retry-After` says how many seconds to wait; `RateLimit` and `RateLimit-Policy` (draft-ietf-httpapi-ratelimit-headers) describe the budget, and successful responses carry them too. */
+            429: {
+                headers: {
+                    /** @description Seconds until a request is allowed again. */
+                    "Retry-After"?: number;
+                    /** @description Requests available now (`r`) and seconds (`t`) until they are (on a 429: until one is). */
+                    RateLimit?: string;
+                    /** @description The policy: at most `q` requests in any `w` seconds are always served (a token bucket of `q` refilled over `w` seconds). */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The cloning engine or the synthesis service failed; nothing was stored. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No synthesis service runs, or the cloning engine cannot be reached or is busy (`Retry-After`); nothing was stored. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_voice_clone: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The cloned voice's id (a UUID), as returned when it was made. */
+                clone_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The cloned voice. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VoiceClone"];
+                };
+            };
+            /** @description Missing or invalid credentials (`API-KEY` header, or `Authorization: Bearer` with an API key or access token). Carries `WWW-Authenticate`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential is valid but may not be used yet: with `LIVE_KEYS=approval`, live keys of an account an operator has not approved are refused (sandbox keys work meanwhile). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such cloned voice for the calling account (another account's id is a 404 too). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation error (FastAPI / Pydantic v2 shape). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Too many requests for this credential (API key, or access token subject). `Retry-After` says how many seconds to wait; `RateLimit` and `RateLimit-Policy` (draft-ietf-httpapi-ratelimit-headers) describe the budget, and successful responses carry them too. */
+            429: {
+                headers: {
+                    /** @description Seconds until a request is allowed again. */
+                    "Retry-After"?: number;
+                    /** @description Requests available now (`r`) and seconds (`t`) until they are (on a 429: until one is). */
+                    RateLimit?: string;
+                    /** @description The policy: at most `q` requests in any `w` seconds are always served (a token bucket of `q` refilled over `w` seconds). */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    delete_voice_clone: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The cloned voice's id (a UUID), as returned when it was made. */
+                clone_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted, at the engine and here. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing or invalid credentials (`API-KEY` header, or `Authorization: Bearer` with an API key or access token). Carries `WWW-Authenticate`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential is valid but may not be used yet: with `LIVE_KEYS=approval`, live keys of an account an operator has not approved are refused (sandbox keys work meanwhile). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such cloned voice for the calling account (another account's id is a 404 too). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation error (FastAPI / Pydantic v2 shape). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Too many requests for this credential (API key, or access token subject). `Retry-After` says how many seconds to wait; `RateLimit` and `RateLimit-Policy` (draft-ietf-httpapi-ratelimit-headers) describe the budget, and successful responses carry them too. */
+            429: {
+                headers: {
+                    /** @description Seconds until a request is allowed again. */
+                    "Retry-After"?: number;
+                    /** @description Requests available now (`r`) and seconds (`t`) until they are (on a 429: until one is). */
+                    RateLimit?: string;
+                    /** @description The policy: at most `q` requests in any `w` seconds are always served (a token bucket of `q` refilled over `w` seconds). */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The engine or the synthesis service failed to delete the voice; the clone is kept. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No synthesis service runs, or the engine cannot be reached (`Retry-After`); the clone is kept. */
             503: {
                 headers: {
                     [name: string]: unknown;

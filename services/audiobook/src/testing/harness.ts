@@ -37,6 +37,10 @@ export interface BookRequest {
   target?: Language;
   voice?: string | null;
   useVoiceClone?: boolean;
+  /** `voice_clone_sample`: a file under MEDIA_ROOT. */
+  voiceCloneSample?: string | null;
+  /** The caller's clone, as the gateway resolves `preset_voice_name: "clone:<id>"`. */
+  clone?: AudioBookWork["clone"];
   /** The owner (account_id) of the task; default alice. */
   owner?: string;
   /** The task id; default a new UUID (set one to store checkpoints before the first delivery). */
@@ -132,7 +136,8 @@ export async function createBookHarness(stack: EngineStack, options: { bus?: Bus
         name: "test book",
         preset_voice_name: request.voice ?? null,
         use_voice_clone: request.useVoiceClone ?? false,
-        voice_clone_sample: null,
+        voice_clone_sample: request.voiceCloneSample ?? null,
+        ...(request.clone ? { clone: request.clone } : {}),
       };
       await typed.publishWork("audiobook", task);
       return task.task_id;

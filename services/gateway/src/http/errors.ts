@@ -16,6 +16,7 @@ export type HttpProblemCode =
   | "too_many_requests"
   | "capabilities_failed"
   | "synthesis_failed"
+  | "cloning_failed"
   | "voices_failed"
   | "unavailable";
 

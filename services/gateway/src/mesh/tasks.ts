@@ -42,9 +42,20 @@ const WORK_MESSAGES: { [K in TaskKind]: (doc: TaskDoc) => WorkPayload<BusCatalog
       preset_voice_name: a.preset_voice_name,
       use_voice_clone: a.use_voice_clone,
       voice_clone_sample: a.voice_clone_sample,
+      clone: a.clone ?? null,
     };
   },
-  "voice-stream": (doc) => ({ kind: "voice-stream", ...baseWork(doc), voice: (doc as VoiceStreamDoc).voice }),
+  "voice-stream": (doc) => {
+    const v = doc as VoiceStreamDoc;
+    return {
+      kind: "voice-stream",
+      ...baseWork(doc),
+      voice: v.voice,
+      clone: v.clone ?? null,
+      use_voice_clone: v.use_voice_clone ?? false,
+      voice_clone_sample: v.voice_clone_sample ?? null,
+    };
+  },
   subtitle: (doc) => {
     const sub = doc as SubtitleDoc;
     return { kind: "subtitle", ...baseWork(doc), mode: sub.mode, subtitle_format: sub.subtitle_format };

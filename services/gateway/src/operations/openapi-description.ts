@@ -110,11 +110,29 @@ Language name or its ISO 639-1 code; \`format\` is \`mp3\` (default), \`wav\`, \
 ## Capabilities and voices
 \`GET /v1/capabilities\` lists, per operation, the languages the configured engines cover (synthesis,
 recognition, translation pairs with their pivot, cloning); \`GET /v1/voices?language=\` lists the preset
-voices, each language's default marked. Creating a task the engines cannot do is a **422** naming the
+voices, each language's default marked, then the caller's cloned voices. Creating a task the engines cannot do is a **422** naming the
 missing capability and the languages, an unknown \`preset_voice_name\`/\`voice\`, or \`use_voice_clone\`
 without a cloning engine. Each creation is checked against the engines of the workers of its own
 kind; \`GET /v1/capabilities\` is the union over the kinds running: an entry is listed when at least one
 running operation that needs it can do it. While no worker of a kind runs, its tasks are accepted and queued.
+
+## Voice cloning
+\`POST /v1/voices/clones\` \`{name, sample, language?}\` makes a voice from a sample of a person's speech
+(a file reference, fetched and checked while the request waits: audio, 3 s to 5 min of decoded sound,
+not silent; otherwise a **422** at \`sample\` in plain words) and answers **201** with
+\`{id, name, voice: "clone:<id>", engine, sample_seconds, languages, date_created}\`. Name it as
+\`voice\` (synthesis, voice streams) or \`preset_voice_name\` (audio books); another account's clone is
+the same **422** as an unknown voice, and a sandbox key has clones of its own. \`GET /v1/voices/clones\`
+lists them (paged), \`DELETE /v1/voices/clones/{clone_id}\` deletes the voice at its engine first
+(**204**; the clone is kept with a **503** while the engine cannot be reached). An audio book with
+\`use_voice_clone: true\` needs \`voice_clone_sample\` (**422** otherwise) and is spoken in a voice cloned
+for it, deleted when it ends; a voice stream with \`use_voice_clone: true\` and no sample clones the
+input's own speech. The engine is the server's \`CLONE_ENGINE\`: \`elevenlabs\` (ElevenLabs instant voice
+cloning: \`ELEVENLABS_API_KEY\`, \`ELEVENLABS_BASE_URL\`, \`ELEVENLABS_MODEL\`), \`voice-library\` (a
+self-hosted OpenAI-compatible speech server that keeps named voices, \`OPENAI_TTS_BASE_URL\`), \`match\`
+(the default without an ElevenLabs key: offline, and **not a clone**: an installed voice chosen by pitch
+range, shifted to the sample's median pitch within 10 % and its rate within 15 %), or \`off\`.
+**Clone a voice only with its speaker's permission**: the account holder answers for every sample.
 
 ## Downloads
 Result links are \`/v1/files/<key>?expires=…&signature=…\` (HMAC-SHA256, 1 hour); they need no other

@@ -8,7 +8,8 @@ import {
 import type { GatewayDeps } from "../deps.ts";
 import type { GatewayApp } from "../http/context.ts";
 import { respond } from "../http/respond.ts";
-import { NotFoundError } from "../http/errors.ts";
+import { NotFoundError, ValueError422 } from "../http/errors.ts";
+import { resolveVoiceClone } from "../clones/resolve.ts";
 import { SECURITY, bodyErrorResponses, errorResponses, notFoundResponse, taskCreationErrorResponses } from "../http/responses.ts";
 import { AUDIO_BOOKS, type AudioBookDoc } from "./kinds.ts";
 import { IdempotencyHeaders, checkCapabilities, checkFileReference, createTask } from "./shared.ts";
@@ -23,7 +24,9 @@ const createAudioBook = createRoute({
   operationId: "create_audio_book",
   summary: "Create Audio Book",
   description:
-    "Stores the audio book and starts its processing at once: the text is fetched, translated when the languages differ, synthesised and encoded to one MP3. Follow `task_status` and `task_progress` by reading the record.",
+    "Stores the audio book and starts its processing at once: the text is fetched, translated when the languages differ, synthesised and encoded to one MP3. Follow `task_status` and `task_progress` by reading the record.\n\n" +
+    "Voices: `preset_voice_name` takes a preset voice or one of your cloned voices, `clone:<id>` (another account's, or one that does not speak the target language, is a **422** at the field). " +
+    "`use_voice_clone: true` speaks the book in a voice cloned from `voice_clone_sample` for this book (deleted at the engine when the book ends); without a sample it is a **422** at `voice_clone_sample`.",
   tags: TAGS,
   security: SECURITY,
   request: {
@@ -78,18 +81,27 @@ const updateAudioBook = createRoute({
   },
 });
 
+/** The 422 of `use_voice_clone: true` with no sample to clone. */
+export const NO_SAMPLE =
+  "use_voice_clone is true but no voice_clone_sample is given: send the audio of the voice to clone (a URL, a MEDIA_ROOT path or upload:<id>; 3 s to 5 min of speech)";
+
 export function registerAudioBooks(app: GatewayApp, deps: GatewayDeps): void {
   app.openapi(createAudioBook, async (c) => {
     const body = c.req.valid("json");
     const { "idempotency-key": key } = c.req.valid("header");
     const owner = c.get("principal").accountId;
     await checkFileReference(deps, owner, body.file, ["body", "file"], ["text"]);
+    if (body.use_voice_clone && !body.voice_clone_sample) {
+      throw new ValueError422(["body", "voice_clone_sample"], NO_SAMPLE, body.voice_clone_sample ?? null);
+    }
     if (body.voice_clone_sample) await checkFileReference(deps, owner, body.voice_clone_sample, ["body", "voice_clone_sample"], ["audio"]);
+    const clone = await resolveVoiceClone(deps, owner, body.preset_voice_name, ["body", "preset_voice_name"], body.target_language);
     await checkCapabilities(deps, {
       kind: "audiobook",
       source: body.source_language,
       target: body.target_language,
-      voice: body.preset_voice_name,
+      // a clone is checked above, against the caller's own clones; the table lists preset voices
+      voice: clone ? null : body.preset_voice_name,
       voiceField: "preset_voice_name",
       useVoiceClone: body.use_voice_clone,
     });
@@ -102,6 +114,7 @@ export function registerAudioBooks(app: GatewayApp, deps: GatewayDeps): void {
       use_voice_clone: body.use_voice_clone ?? false,
       preset_voice_name: body.preset_voice_name ?? null,
       voice_clone_sample: body.voice_clone_sample ?? null,
+      clone,
     }) as Promise<never>;
   });
 }

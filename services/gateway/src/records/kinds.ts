@@ -6,7 +6,7 @@
  * is its document type, one entry here and its creating route (tsc then names the maps that hold
  * every kind: the repositories `gateway.ts` opens and the readers of `read.ts`).
  */
-import { AudioBookSchema, SubtitleJobSchema, VoiceStreamSchema, type Language, type TaskKind } from "@voiceloc/contracts";
+import { AudioBookSchema, SubtitleJobSchema, VoiceStreamSchema, type ClonedVoiceWire, type Language, type TaskKind } from "@voiceloc/contracts";
 import type { z } from "@hono/zod-openapi";
 import type { TaskDoc, TaskRepository } from "./repository.ts";
 
@@ -21,6 +21,8 @@ export interface AudioBookDoc extends TaskDoc {
   use_voice_clone: boolean;
   preset_voice_name: string | null;
   voice_clone_sample: string | null;
+  /** The caller's clone `preset_voice_name: "clone:<id>"` named, resolved at creation (the work message carries it); absent in older records. */
+  clone?: ClonedVoiceWire | null;
 }
 
 export interface VoiceStreamDoc extends TaskDoc {
@@ -28,6 +30,11 @@ export interface VoiceStreamDoc extends TaskDoc {
   source_language: Language;
   target_language: Language;
   voice: string | null;
+  /** The caller's clone `voice: "clone:<id>"` named, resolved at creation; absent in older records. */
+  clone?: ClonedVoiceWire | null;
+  /** Speak in a clone made for this task: of `voice_clone_sample`, else of the input's own speech. */
+  use_voice_clone?: boolean;
+  voice_clone_sample?: string | null;
 }
 
 export interface SubtitleDoc extends TaskDoc {

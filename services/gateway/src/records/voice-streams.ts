@@ -4,6 +4,7 @@ import type { GatewayDeps } from "../deps.ts";
 import type { GatewayApp } from "../http/context.ts";
 import { SECURITY, taskCreationErrorResponses } from "../http/responses.ts";
 import { TASK_KINDS } from "./kinds.ts";
+import { resolveVoiceClone } from "../clones/resolve.ts";
 import { IdempotencyHeaders, checkCapabilities, checkFileReference, createTask } from "./shared.ts";
 
 const TAGS = [TASK_KINDS["voice-stream"].tag];
@@ -15,7 +16,9 @@ const createVoiceStream = createRoute({
   operationId: "create_voice_stream",
   summary: "Create Voice Stream (extension)",
   description:
-    "Extension to the contract: starts a voice processing task. The audio is transcribed, translated when the languages differ, and spoken again in the target language at the original segments' times.",
+    "Extension to the contract: starts a voice processing task. The audio is transcribed, translated when the languages differ, and spoken again in the target language at the original segments' times.\n\n" +
+    "`voice` takes a preset voice or one of your cloned voices, `clone:<id>` (another account's, or one that does not speak the target language, is a **422** at `voice`). " +
+    "`use_voice_clone: true` speaks in a voice cloned for this task (deleted at the engine when it ends): from `voice_clone_sample` when given, otherwise from the speech in the input itself (one voice for the whole input).",
   tags: TAGS,
   security: SECURITY,
   request: {
@@ -40,13 +43,27 @@ export function registerVoiceStreams(app: GatewayApp, deps: GatewayDeps): void {
   app.openapi(createVoiceStream, async (c) => {
     const body = c.req.valid("json");
     const { "idempotency-key": key } = c.req.valid("header");
-    await checkFileReference(deps, c.get("principal").accountId, body.file, ["body", "file"], ["audio", "video"]);
-    await checkCapabilities(deps, { kind: "voice-stream", source: body.source_language, target: body.target_language, voice: body.voice, voiceField: "voice" });
+    const owner = c.get("principal").accountId;
+    await checkFileReference(deps, owner, body.file, ["body", "file"], ["audio", "video"]);
+    if (body.voice_clone_sample) await checkFileReference(deps, owner, body.voice_clone_sample, ["body", "voice_clone_sample"], ["audio"]);
+    const clone = await resolveVoiceClone(deps, owner, body.voice, ["body", "voice"], body.target_language);
+    await checkCapabilities(deps, {
+      kind: "voice-stream",
+      source: body.source_language,
+      target: body.target_language,
+      // a clone is checked above, against the caller's own clones; the table lists preset voices
+      voice: clone ? null : body.voice,
+      voiceField: "voice",
+      useVoiceClone: body.use_voice_clone,
+    });
     return createTask(c, deps, "voice-stream", key, 201, {
       file: body.file,
       source_language: body.source_language,
       target_language: body.target_language,
       voice: body.voice ?? null,
+      clone,
+      use_voice_clone: body.use_voice_clone ?? false,
+      voice_clone_sample: body.voice_clone_sample ?? null,
     }) as Promise<never>;
   });
 }

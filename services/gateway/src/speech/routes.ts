@@ -13,6 +13,7 @@ import type { GatewayApp } from "../http/context.ts";
 import { respond } from "../http/respond.ts";
 import { ServiceUnavailableError, ValueError422 } from "../http/errors.ts";
 import { bodyErrorResponses, errorResponses } from "../http/responses.ts";
+import { resolveVoiceClone } from "../clones/resolve.ts";
 
 const json = <T>(schema: T) => ({ "application/json": { schema } });
 
@@ -39,6 +40,7 @@ const synthesize = createRoute({
     "Synthesises the text and answers **200** with a signed link to the audio (valid for 1 hour) and its duration measured from the file. Send the credential as `Authorization: Bearer <API_KEY>` (the `API-KEY` header and access tokens are accepted too).\n\n" +
     "`text` may have at most `SYNTHESIS_MAX_CHARACTERS` characters (a deployment setting, default 5,000, never above 5,000); longer text is a **422** `string_too_long` on `body.text` with `ctx.max_length` naming the limit. " +
     "Text with nothing to speak (only spaces or punctuation), text the voice cannot read, an unknown voice, a voice of another language and a language no engine speaks are **422**s pointing at `text`, `voice` or `language`. " +
+    "`voice` may name one of your cloned voices, `clone:<id>` (see `POST /v1/voices/clones`); another account's clone is the same 422 as an unknown voice. " +
     "Engine trouble is a **503** with `Retry-After` (no engine available, busy, timed out) or a **502** (the engine failed); nothing is stored then.",
   tags: ["Speech"],
   security: [{ HTTPBearer: [] }, { APIKeyHeader: [] }] as Array<Record<string, string[]>>,
@@ -72,6 +74,7 @@ function registerSynthesis(app: GatewayApp, deps: GatewayDeps): void {
         body.text,
       );
     }
+    const clone = await resolveVoiceClone(deps, c.get("principal").accountId, body.voice, ["body", "voice"], language);
     if (!deps.synthesizer) {
       throw new ServiceUnavailableError(
         "Speech synthesis is not available: this deployment runs no synthesis service yet. Nothing was charged or stored; retry when it is enabled.",
@@ -84,6 +87,7 @@ function registerSynthesis(app: GatewayApp, deps: GatewayDeps): void {
       language,
       languageInput: body.language,
       voice: body.voice ?? null,
+      clone,
       format: body.format ?? "mp3",
       accountId: c.get("principal").accountId,
       requestId: c.get("requestId"),

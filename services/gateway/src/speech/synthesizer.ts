@@ -1,5 +1,5 @@
 import { NoRespondersError, RequestTimeoutError, createCatalogBus, type Bus, type ReplyErrorCode } from "@voiceloc/bus";
-import { BUS_CATALOG, type AudioFormat, type BusCatalogue, type Language, type Voice } from "@voiceloc/contracts";
+import { BUS_CATALOG, type AudioFormat, type BusCatalogue, type ClonedVoiceWire, type Language, type Voice } from "@voiceloc/contracts";
 import { HttpProblem, ServiceUnavailableError, ValueError422 } from "../http/errors.ts";
 
 export interface SynthesisRequest {
@@ -8,6 +8,8 @@ export interface SynthesisRequest {
   /** The language as the client wrote it (a name or an ISO code), echoed as the 422 `input`. */
   languageInput?: string;
   voice: string | null;
+  /** The caller's clone when `voice` is `clone:<id>` (resolved by the route), so the service needs no store. */
+  clone?: ClonedVoiceWire | null;
   format: AudioFormat;
   accountId: string;
   requestId: string;
@@ -97,6 +99,7 @@ export function busSynthesis(bus: Bus, options: BusSynthesisOptions = {}): Synth
             text: request.text,
             language: request.language,
             voice: request.voice,
+            ...(request.clone ? { clone: request.clone } : {}),
             format: request.format,
             account_id: request.accountId,
             request_id: request.requestId,

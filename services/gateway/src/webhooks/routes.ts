@@ -1,8 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import type { Context } from "hono";
 import {
   CreateWebhookSchema,
-  LIMITS,
   UpdateWebhookSchema,
   WEBHOOK_EVENTS,
   WEBHOOK_LIMITS,
@@ -15,14 +13,13 @@ import {
   type WebhookEvent,
 } from "@voiceloc/contracts";
 import type { GatewayDeps, WebhookRouteDeps } from "../deps.ts";
-import type { GatewayApp, GatewayEnv } from "../http/context.ts";
-import { headerFields, respond } from "../http/respond.ts";
+import type { GatewayApp } from "../http/context.ts";
+import { respond } from "../http/respond.ts";
 import { HttpProblem, NotFoundError, ValueError422 } from "../http/errors.ts";
 import { SECURITY, bodyErrorResponses, errorResponses, notFoundResponse } from "../http/responses.ts";
 import { ErrorSchema } from "@voiceloc/contracts";
 import { uuidv7 } from "../records/ids.ts";
-import { nextPageLink } from "../records/cursor.ts";
-import { InvalidCursorError, type Page } from "../records/repository.ts";
+import { listed } from "../http/paging.ts";
 import { presentDelivery, presentWebhook, type WebhookDoc } from "./repository.ts";
 import { newWebhookSecret } from "./secrets.ts";
 import { webhookUrlProblem, type WebhookUrlPolicy } from "./url.ts";
@@ -148,23 +145,6 @@ const uniqueEvents = (events: readonly WebhookEvent[]): WebhookEvent[] => WEBHOO
 async function checkUrl(policy: WebhookUrlPolicy, url: string): Promise<void> {
   const problem = await webhookUrlProblem(url, policy);
   if (problem !== null) throw new ValueError422(["body", "url"], problem, url);
-}
-
-async function listed<T>(c: Context<GatewayEnv>, deps: GatewayDeps, path: string, query: { limit?: number | undefined; cursor?: string | undefined }, load: (limit: number, cursor: string | undefined) => Promise<Page<T>>): Promise<T[]> {
-  const limit = query.limit ?? LIMITS.listDefault;
-  let page: Page<T>;
-  try {
-    page = await load(limit, query.cursor);
-  } catch (error) {
-    if (error instanceof InvalidCursorError) {
-      throw new ValueError422(["query", "cursor"], "invalid cursor: pass the cursor of a previous page's Link header unchanged", query.cursor);
-    }
-    throw error;
-  }
-  if (page.nextCursor) {
-    headerFields(c).Link = nextPageLink(deps.publicBaseUrl, path, { limit, cursor: page.nextCursor });
-  }
-  return page.items;
 }
 
 export function webhookRoutes(deps: GatewayDeps, hooks: WebhookRouteDeps): GatewayApp {

@@ -12,6 +12,7 @@ import {
   createSttRegistry,
   createTtsRegistry,
   detectOfflineEngines,
+  type CloneEngine,
   type MtRegistry,
   type SttRegistry,
   type TtsRegistry,
@@ -107,7 +108,16 @@ export interface ServiceHarness {
   /** Every task event seen, in arrival order. */
   events: TaskEvent[];
   /** Publishes a voice stream task; resolves to its id. */
-  submit(task: { file: string; source: Language; target: Language; voice?: string | null; id?: string }): Promise<string>;
+  submit(task: {
+    file: string;
+    source: Language;
+    target: Language;
+    voice?: string | null;
+    id?: string;
+    useVoiceClone?: boolean;
+    voiceCloneSample?: string | null;
+    clone?: VoiceStreamWork["clone"];
+  }): Promise<string>;
   /** The task's completed or failed event. */
   finished(taskId: string, timeoutMs?: number): Promise<TaskEvent>;
   /** A local copy of a result blob. */
@@ -115,7 +125,7 @@ export interface ServiceHarness {
   cleanup(): Promise<void>;
 }
 
-export async function startService(stack: Stack, options: { mediaRoot: string; bus?: Bus; maxMediaSeconds?: number }): Promise<ServiceHarness> {
+export async function startService(stack: Stack, options: { mediaRoot: string; bus?: Bus; maxMediaSeconds?: number; clones?: CloneEngine }): Promise<ServiceHarness> {
   const dir = await tempDir("voiceloc-voice-stream-test-");
   const bus = options.bus ?? createInProcessBus({ logger: stack.logger });
   const blobs = createFsBlobStore({ root: join(dir.path, "blobs"), fsync: false });
@@ -130,6 +140,7 @@ export async function startService(stack: Stack, options: { mediaRoot: string; b
     logger: stack.logger,
     workRoot: dir.path,
     ...(options.maxMediaSeconds === undefined ? {} : { maxMediaSeconds: options.maxMediaSeconds }),
+    ...(options.clones === undefined ? {} : { clones: options.clones }),
   });
   await service.start();
   const events: TaskEvent[] = [];
@@ -151,6 +162,9 @@ export async function startService(stack: Stack, options: { mediaRoot: string; b
         source_language: task.source,
         target_language: task.target,
         voice: task.voice ?? null,
+        ...(task.useVoiceClone === undefined ? {} : { use_voice_clone: task.useVoiceClone }),
+        ...(task.voiceCloneSample === undefined ? {} : { voice_clone_sample: task.voiceCloneSample }),
+        ...(task.clone === undefined ? {} : { clone: task.clone }),
       };
       await typed.publishWork("voice-stream", work);
       return id;
