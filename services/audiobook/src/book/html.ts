@@ -2,7 +2,7 @@
  * HTML and XHTML to blocks of text to speak, with htmlparser2 (a streaming, non-validating parser:
  * it never reads a DTD, so external entities are never fetched and internal ones never expanded).
  *
- * What is spoken: the text of the body, each block element (p, div, li, h1–h6, td, blockquote…) a
+ * What is spoken: the text of the body, each block element (p, div, li, h1–h6, tr, blockquote…) a
  * paragraph of its own, so blocks end sentences. What is not: the head (its `<title>` names the
  * book), script, style, noscript, template, nav (tables of contents), aside (sidebars, footnotes),
  * figcaption (it describes a picture the listener cannot see), images, svg, math, forms, ruby
@@ -24,7 +24,7 @@ const SKIPPED = new Set([
 const BLOCKS = new Set([
   "address", "article", "blockquote", "body", "caption", "center", "dd", "details", "dialog", "dir", "div", "dl",
   "dt", "fieldset", "figure", "footer", "form", "header", "hgroup", "hr", "html", "legend", "li", "main", "menu",
-  "ol", "p", "pre", "section", "summary", "table", "tbody", "td", "tfoot", "th", "thead", "tr", "ul",
+  "ol", "p", "pre", "section", "summary", "table", "tbody", "tfoot", "thead", "tr", "ul",
   "h1", "h2", "h3", "h4", "h5", "h6",
 ]);
 
@@ -74,7 +74,7 @@ interface Open {
   skip: boolean;
 }
 
-/** Parses an HTML or XHTML document into blocks, counting the text against the budget as it grows. */
+/** Parses an HTML or XHTML document into blocks (a table row is one: its cells in turn, with commas), counting the text against the budget as it grows. */
 export function htmlBlocks(source: string, options: HtmlOptions): HtmlDocument {
   const { budget, anchors } = options;
   const blocks: Block[] = [];
@@ -88,7 +88,7 @@ export function htmlBlocks(source: string, options: HtmlOptions): HtmlDocument {
   let heading = 0;
 
   const flush = () => {
-    const text = preDepth > 0 ? buffer.replace(/[^\S\n]+/gu, " ").trim() : squash(buffer);
+    const text = (preDepth > 0 ? buffer.replace(/[^\S\n]+/gu, " ").trim() : squash(buffer)).replace(/(?:\s*,)+$/u, "");
     buffer = "";
     if (text === "") return;
     if (heading > 0) blocks.push({ kind: "heading", level: heading, text: squash(text) });
@@ -137,6 +137,7 @@ export function htmlBlocks(source: string, options: HtmlOptions): HtmlDocument {
           return;
         }
         if (skipDepth > 0) return;
+        if (open.name === "td" || open.name === "th") buffer += ", ";
         if (BLOCKS.has(open.name)) {
           flush();
           if (/^h[1-6]$/u.test(open.name)) heading = 0;

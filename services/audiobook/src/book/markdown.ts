@@ -1,7 +1,8 @@
 /**
  * Markdown (CommonMark with GitHub tables) to chapters, with marked's lexer: no mark is ever spoken.
  * Headings cut chapters (the rule of outline.ts, every level may split); emphasis, strikethrough and
- * inline code are read as their text; links as their text; images, raw HTML, code blocks, link
+ * inline code are read as their text; links as their text (an autolink, whose text is the address,
+ * says nothing); images, raw HTML, code blocks, link
  * definitions and thematic breaks say nothing; list items and table rows are paragraphs (a row's
  * cells read one after another, separated by commas). Entities are decoded. A YAML front matter
  * block at the top is not spoken; its `title:` names the book.
@@ -12,6 +13,9 @@ import type { TextBudget } from "./errors.ts";
 import { chaptersFromBlocks, squash, type Block, type Chapter } from "./outline.ts";
 
 const FRONT_MATTER = /^---[^\S\n]*\n([\s\S]*?)\n(?:---|\.\.\.)[^\S\n]*(?:\n|$)/u;
+
+const isAddress = (text: string, href: string) =>
+  text.trim() === href.trim() || `mailto:${text.trim()}` === href.trim() || /^(?:[a-z][a-z0-9+.-]*:\/\/|www\.)\S+$/iu.test(text.trim());
 
 function inline(tokens: readonly Token[] | undefined): string {
   if (tokens === undefined) return "";
@@ -28,8 +32,11 @@ function inline(tokens: readonly Token[] | undefined): string {
       case "strong":
       case "em":
       case "del":
-      case "link":
         out += inline(token.tokens);
+        break;
+      case "link":
+        // An autolink (its text is the address) says nothing: an address read aloud is noise.
+        if (!isAddress(token.text, token.href)) out += inline(token.tokens);
         break;
       case "br":
         out += "\n";
