@@ -7,7 +7,7 @@
  * Nothing is written to disk; no DTD or external entity is ever read.
  */
 import { readFile } from "node:fs/promises";
-import { decodeText, hasWords, normaliseText } from "../text.ts";
+import { BookTextError, decodeText, hasWords, normaliseText } from "../text.ts";
 import { readEpub } from "./epub.ts";
 import { BookInputError, TextBudget } from "./errors.ts";
 import { htmlBlocks } from "./html.ts";
@@ -67,7 +67,7 @@ export async function readBook(source: Buffer | string, options: ReadBookOptions
       break;
     }
     default: {
-      const text = decodeText(bytes);
+      const text = decodeOrRefuse(bytes);
       if (looksLikeHtml(text)) {
         const doc = htmlBlocks(text, { budget });
         const { title, chapters } = chaptersFromBlocks(doc.blocks, HTML_SPLIT_LEVEL);
@@ -88,4 +88,16 @@ export async function readBook(source: Buffer | string, options: ReadBookOptions
 
 function withTitle(format: BookFormat, title: string | null, chapters: Chapter[]): Book {
   return title === null || title === "" ? { format, chapters } : { format, title, chapters };
+}
+
+/** decodeText, its refusal as a BookInputError (one class for every refusal of readBook). */
+function decodeOrRefuse(bytes: Uint8Array): string {
+  try {
+    return decodeText(bytes);
+  } catch (error) {
+    if (error instanceof BookTextError && !(error instanceof BookInputError)) {
+      throw new BookInputError(error.code === "empty" ? "empty" : "not_text", error.message);
+    }
+    throw error;
+  }
 }
