@@ -34,25 +34,48 @@ const SKIPPED_SEMANTICS = /(?:^|\s)(?:doc-)?(?:footnotes?|endnotes?|rearnotes?|n
 const UNKNOWN_ENTITY = /&[A-Za-z_:][\w.:-]*;/gu;
 
 /**
- * Removes a document type declaration with its internal subset (`<!DOCTYPE x [ <!ENTITY …> ]>`):
- * the parser would end it at the first `>` inside the subset and read the rest as text. Scans
- * quotes and brackets in one pass; nothing in it is ever interpreted.
+ * Where a document type declaration with an internal subset (`<!DOCTYPE x [ <!ENTITY …> ]>`) lies,
+ * as [start, end): the parser would end it at the first `>` inside the subset and read the rest as
+ * text, so it is skipped whole. Scans quotes and brackets in one pass; nothing in it is interpreted.
+ * Null when there is none (a plain doctype is left to the parser).
  */
-export function stripDoctype(source: string): string {
+export function doctypeSpan(source: string): [number, number] | null {
   const start = source.search(/<!doctype/iu);
-  if (start < 0) return source;
+  if (start < 0) return null;
   let depth = 0;
+  let subset = false;
   let quote: string | null = null;
   for (let i = start + 9; i < source.length; i++) {
     const c = source[i];
     if (quote !== null) {
       if (c === quote) quote = null;
     } else if (c === '"' || c === "'") quote = c;
-    else if (c === "[") depth++;
-    else if (c === "]") depth = Math.max(0, depth - 1);
-    else if (c === ">" && depth === 0) return source.slice(0, start) + source.slice(i + 1);
+    else if (c === "[") {
+      depth++;
+      subset = true;
+    } else if (c === "]") depth = Math.max(0, depth - 1);
+    else if (c === ">" && depth === 0) return subset ? [start, i + 1] : null;
   }
-  return source.slice(0, start);
+  return [start, source.length];
+}
+
+const PIECE = 65_536;
+
+/**
+ * Feeds `source` to the parser in pieces (htmlparser2 hands over the text it holds at the end of
+ * each, so a bound on the text stops a huge paragraph early), leaving out a doctype's internal subset.
+ */
+export function feed(parser: Parser, source: string): void {
+  const span = doctypeSpan(source);
+  const write = (from: number, to: number) => {
+    for (let i = from; i < to; i += PIECE) parser.write(source.slice(i, Math.min(i + PIECE, to)));
+  };
+  if (span === null) write(0, source.length);
+  else {
+    write(0, span[0]);
+    write(span[1], source.length);
+  }
+  parser.end();
 }
 
 export interface HtmlDocument {
@@ -158,7 +181,7 @@ export function htmlBlocks(source: string, options: HtmlOptions): HtmlDocument {
     },
     { decodeEntities: true, lowerCaseTags: true, lowerCaseAttributeNames: true, recognizeSelfClosing: true, recognizeCDATA: true },
   );
-  parser.end(stripDoctype(source));
+  feed(parser, source);
   flush();
   const t = squash(title);
   return { title: t === "" ? null : t, blocks, semantics };

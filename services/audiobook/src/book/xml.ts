@@ -4,7 +4,7 @@
  * never fetched and internal ones never expanded (an undeclared-to-it reference is dropped).
  */
 import { Parser } from "htmlparser2";
-import { stripDoctype } from "./html.ts";
+import { feed } from "./html.ts";
 
 export interface XmlElement {
   /** The qualified name in lower case (`dc:title`, `navpoint`). */
@@ -39,7 +39,7 @@ export function parseXml(source: string, mode: "xml" | "xhtml" = "xml"): XmlElem
       ? { xmlMode: true, decodeEntities: true }
       : { decodeEntities: true, lowerCaseTags: true, lowerCaseAttributeNames: true, recognizeSelfClosing: true, recognizeCDATA: true },
   );
-  parser.end(stripDoctype(source));
+  feed(parser, source);
   return root;
 }
 
