@@ -151,6 +151,45 @@ describe("HTML", () => {
   });
 });
 
+describe("encodings, fragments and titles", () => {
+  it("decodes markup in the encoding it declares (windows-1252 in an EPUB chapter and an HTML page)", async () => {
+    const latin = (s: string) => Buffer.from(s, "latin1");
+    const page = latin(`<?xml version="1.0" encoding="windows-1252"?>\n<html xmlns="http://www.w3.org/1999/xhtml"><body><h1>Caf\u00e9</h1><p>Cr\u00e8me br\u00fbl\u00e9e at the harbour caf\u00e9.</p></body></html>`);
+    const book = await read(epubOf([{ path: "c.xhtml", title: "Caf\u00e9", data: page }]));
+    expect(book.chapters).toEqual([{ title: "Café", text: "Crème brûlée at the harbour café." }]);
+    const html = await read(latin(`<html><head><meta charset="iso-8859-1"><title>T</title></head><body><p>Gar\u00e7on!</p></body></html>`));
+    expect(html.chapters[0]?.text).toBe("Garçon!");
+    const undeclared = await refusal(read(latin(`<html><body><p>Gar\u00e7on!</p></body></html>`)));
+    expect(undeclared.message).toMatch(/not valid UTF-8/u);
+  });
+
+  it("sniffs an HTML fragment that opens with a block element it closes", async () => {
+    const book = await read(`<h2>One</h2><p>First words.</p>\n<h2>Two</h2><p>Second words.</p>`);
+    expect(book.format).toBe("html");
+    expect(titles(book)).toEqual(["One", "Two"]);
+  });
+
+  it("cuts over-long titles at a word, and titles a document by a TOC entry whose anchor is missing", async () => {
+    const long = Array.from({ length: 60 }, (_, i) => `word${i}`).join(" ");
+    const book = await read(`# ${long}\n\nSome text of the first chapter.\n\n# Short\n\nMore text here.`);
+    const first = book.chapters[0]?.title ?? "";
+    expect(first.length).toBeLessThanOrEqual(200);
+    expect(first).toMatch(/^word0 word1 .* word\d+…$/u);
+    const bytes = buildZip([
+      ...epubHead(),
+      {
+        name: "OEBPS/content.opf",
+        data: `<package xmlns="http://www.idpf.org/2007/opf" version="3.0"><metadata/><manifest>
+<item id="nav" href="nav.xhtml" media-type="application/xhtml+xml" properties="nav"/>
+<item id="a" href="a.xhtml" media-type="application/xhtml+xml"/></manifest><spine><itemref idref="a"/></spine></package>`,
+      },
+      { name: "OEBPS/nav.xhtml", data: xhtml(`<nav epub:type="toc"><ol><li><a href="a.xhtml#nowhere">Found Anyway</a></li></ol></nav>`) },
+      { name: "OEBPS/a.xhtml", data: xhtml(`<p>${prose("a")[0] ?? ""}</p>`) },
+    ]);
+    expect(titles(await read(bytes))).toEqual(["Found Anyway"]);
+  });
+});
+
 describe("plain text and refusals", () => {
   it("reads plain text (UTF-16 with a byte order mark too) as one untitled chapter", async () => {
     const text = "The keeper climbed the stairs.\nShe counted them aloud.";

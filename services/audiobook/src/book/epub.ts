@@ -18,10 +18,10 @@
  * A chapter's opening heading is its title and is not repeated in its text; chapters with nothing to
  * say are dropped. Encrypted (DRM) text is refused in plain words.
  */
-import { decodeText } from "../text.ts";
+import { decodeMarkup } from "./decode.ts";
 import { BookInputError, type TextBudget } from "./errors.ts";
 import { htmlBlocks } from "./html.ts";
-import { chapterText, squash, type Block, type Chapter } from "./outline.ts";
+import { chapterText, chapterTitle, type Block, type Chapter } from "./outline.ts";
 import { attr, childrenNamed, descendants, parseXml, textOf, type XmlElement } from "./xml.ts";
 import { BookArchive } from "./zip.ts";
 
@@ -78,9 +78,9 @@ export function resolveHref(base: string, href: string): { path: string; fragmen
 async function readText(archive: BookArchive, path: string): Promise<string> {
   const bytes = await archive.read(path);
   try {
-    return decodeText(bytes);
+    return decodeMarkup(bytes);
   } catch (error) {
-    if (error instanceof Error) throw new BookInputError("not_text", `The EPUB's file ${path} cannot be read: ${error.message}`);
+    if (error instanceof BookInputError) throw new BookInputError(error.reason, `The EPUB's file ${path} cannot be read: ${error.message}`);
     throw error;
   }
 }
@@ -223,6 +223,9 @@ export async function readEpub(bytes: Buffer, options: EpubOptions): Promise<{ t
         }
         segments[segments.length - 1]?.blocks.push(block);
       }
+      // An entry whose element was not found titles the document's start when nothing else does.
+      const [unmet] = anchorTitles.values();
+      if (segments[0] !== undefined && segments[0].title === undefined && unmet !== undefined) segments[0].title = unmet;
       for (const [index, segment] of segments.entries()) {
         let title = segment.title;
         const firstContent = segment.blocks.findIndex((b) => b.kind !== "anchor" && /[\p{L}\p{N}]/u.test(b.text));
@@ -240,7 +243,7 @@ export async function readEpub(bytes: Buffer, options: EpubOptions): Promise<{ t
           chapters[chapters.length - 1]?.paragraphs.push(...paragraphs);
           continue;
         }
-        chapters.push({ title: title === undefined || title === null ? null : squash(title) || null, paragraphs });
+        chapters.push({ title: title === undefined || title === null ? null : chapterTitle(title), paragraphs });
       }
     }
     const result: Chapter[] = [];
@@ -248,7 +251,7 @@ export async function readEpub(bytes: Buffer, options: EpubOptions): Promise<{ t
       const text = chapterText(c.paragraphs);
       if (/[\p{L}\p{N}]/u.test(text)) result.push({ title: c.title, text });
     }
-    return { title: bookTitle === "" ? null : bookTitle, chapters: result };
+    return { title: bookTitle === "" ? null : chapterTitle(bookTitle), chapters: result };
   } finally {
     archive.close();
   }

@@ -7,13 +7,14 @@
  * Nothing is written to disk; no DTD or external entity is ever read.
  */
 import { readFile } from "node:fs/promises";
-import { BookTextError, decodeText, hasWords, normaliseText } from "../text.ts";
+import { hasWords, normaliseText } from "../text.ts";
+import { decodeMarkup, decodePlain } from "./decode.ts";
 import { readEpub } from "./epub.ts";
 import { BookInputError, TextBudget } from "./errors.ts";
 import { htmlBlocks } from "./html.ts";
 import { readMarkdown } from "./markdown.ts";
-import { chaptersFromBlocks, type Chapter } from "./outline.ts";
-import { looksLikeHtml, looksLikeMarkdown, sniffBytes } from "./sniff.ts";
+import { chapterTitle, chaptersFromBlocks, type Chapter } from "./outline.ts";
+import { looksLikeHtml, looksLikeHtmlBytes, looksLikeMarkdown, sniffBytes } from "./sniff.ts";
 
 export { BookInputError, type BookInputReason } from "./errors.ts";
 export type { Chapter } from "./outline.ts";
@@ -67,7 +68,7 @@ export async function readBook(source: Buffer | string, options: ReadBookOptions
       break;
     }
     default: {
-      const text = decodeOrRefuse(bytes);
+      const text = looksLikeHtmlBytes(bytes) ? decodeMarkup(bytes) : decodePlain(bytes);
       if (looksLikeHtml(text)) {
         const doc = htmlBlocks(text, { budget });
         const { title, chapters } = chaptersFromBlocks(doc.blocks, HTML_SPLIT_LEVEL);
@@ -86,18 +87,8 @@ export async function readBook(source: Buffer | string, options: ReadBookOptions
   return book;
 }
 
-function withTitle(format: BookFormat, title: string | null, chapters: Chapter[]): Book {
-  return title === null || title === "" ? { format, chapters } : { format, title, chapters };
+function withTitle(format: BookFormat, raw: string | null, chapters: Chapter[]): Book {
+  const title = raw === null ? null : chapterTitle(raw);
+  return title === null ? { format, chapters } : { format, title, chapters };
 }
 
-/** decodeText, its refusal as a BookInputError (one class for every refusal of readBook). */
-function decodeOrRefuse(bytes: Uint8Array): string {
-  try {
-    return decodeText(bytes);
-  } catch (error) {
-    if (error instanceof BookTextError && !(error instanceof BookInputError)) {
-      throw new BookInputError(error.code === "empty" ? "empty" : "not_text", error.message);
-    }
-    throw error;
-  }
-}

@@ -20,6 +20,19 @@ export interface Chapter {
 /** Whitespace collapsed to single spaces, trimmed. */
 export const squash = (s: string): string => s.replace(/\s+/gu, " ").trim();
 
+/** The longest title kept (characters); longer ones are cut at a word and end with "…". */
+export const MAX_TITLE_CHARACTERS = 200;
+
+/** A title: whitespace collapsed, at most MAX_TITLE_CHARACTERS, null when empty. */
+export function chapterTitle(raw: string): string | null {
+  const title = squash(raw);
+  if (title === "") return null;
+  if (title.length <= MAX_TITLE_CHARACTERS) return title;
+  const cut = title.slice(0, MAX_TITLE_CHARACTERS - 1);
+  const space = cut.lastIndexOf(" ");
+  return `${(space > MAX_TITLE_CHARACTERS / 2 ? cut.slice(0, space) : cut).trimEnd()}…`;
+}
+
 /** Chapter text from its paragraphs: normalised like a text book (normaliseText). */
 export const chapterText = (paragraphs: readonly string[]): string => normaliseText(paragraphs.join("\n\n"));
 
@@ -54,11 +67,11 @@ export function chaptersFromBlocks(blocks: readonly Block[], maxSplitLevel: numb
     if (b.kind === "anchor") continue;
     if (b.kind === "heading" && split !== undefined && b.level <= split && b.text !== "") {
       if (b.level < split && !started && bookTitle === null) {
-        bookTitle = b.text;
+        bookTitle = chapterTitle(b.text);
         continue;
       }
       if (started) close();
-      title = b.text;
+      title = chapterTitle(b.text);
       started = true;
       continue;
     }
@@ -70,7 +83,7 @@ export function chaptersFromBlocks(blocks: readonly Block[], maxSplitLevel: numb
   if (bookTitle === null && split !== undefined && repeated === undefined) {
     // The only heading of its level names the book too when it opens it.
     const first = blocks.find((b) => b.kind !== "anchor" && (b.kind === "heading" || hasWords(b.text)));
-    if (first?.kind === "heading" && first.level === split) bookTitle = first.text;
+    if (first?.kind === "heading" && first.level === split) bookTitle = chapterTitle(first.text);
   }
   return { title: bookTitle, chapters };
 }

@@ -5,7 +5,9 @@
  *   stored; its content, `application/epub+zip`, is checked when the archive is read). Any other ZIP
  *   is refused, as are PDF documents (named, so the user knows why).
  * - HTML / XHTML: after a byte order mark, whitespace and comments, the markup starts with a
- *   doctype, `<html`, or an XML declaration followed (within the first 4 KiB) by the XHTML namespace.
+ *   doctype, `<html`, `<head` or `<body`, an XML declaration followed (within the first 4 KiB) by
+ *   the XHTML namespace, or a block element (h1–h6, p, div, section, article, main) closed later.
+ *   Such a file may be in the encoding it declares (decode.ts).
  * - Markdown: decided on the decoded text by its marks (`looksLikeMarkdown`).
  * - Otherwise plain text.
  */
@@ -29,9 +31,17 @@ export function sniffBytes(bytes: Uint8Array): SniffedFormat {
 export function looksLikeHtml(text: string): boolean {
   const head = text.slice(0, 4096).replace(/^\uFEFF/u, "");
   const start = head.replace(/^(?:\s|<!--[\s\S]*?-->)*/u, "");
-  if (/^<!doctype\s+html[\s>]/iu.test(start) || /^<html[\s>]/iu.test(start)) return true;
+  if (/^<!doctype\s+html[\s>]/iu.test(start) || /^<(?:html|head|body)[\s>]/iu.test(start)) return true;
   if (/^<\?xml[\s?]/iu.test(start)) return head.includes("http://www.w3.org/1999/xhtml");
-  return false;
+  // A fragment opening with a block element that it closes later: <h1>…</h1>, <p>…</p>.
+  const block = /^<(h[1-6]|p|div|section|article|main)[\s>]/iu.exec(start);
+  return block !== null && new RegExp(`</${block[1]}\\s*>`, "iu").test(text.slice(0, 65_536));
+}
+
+/** The same test on raw bytes (ASCII markup), before they are decoded. */
+export function looksLikeHtmlBytes(bytes: Uint8Array): boolean {
+  const start = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
+  return looksLikeHtml(Buffer.from(bytes.subarray(start, start + 65_536)).toString("latin1"));
 }
 
 /**
