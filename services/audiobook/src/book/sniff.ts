@@ -59,7 +59,8 @@ export function looksLikeMarkdown(text: string): boolean {
   if (/^---\s*$/u.test(lines[0] ?? "") && lines.slice(1, 50).some((l) => /^(?:---|\.\.\.)\s*$/u.test(l)) && /^\w+:\s/u.test(lines[1] ?? "")) strong++;
   let inFence = false;
   for (let i = 0; i < lines.length; i++) {
-    const line = lines[i] ?? "";
+    // Marks are judged on the first 2,000 characters of a line, with patterns that cannot backtrack far.
+    const line = (lines[i] ?? "").slice(0, 2000);
     if (/^ {0,3}(?:```|~~~)/u.test(line)) {
       if (!inFence) strong++;
       inFence = !inFence;
@@ -69,8 +70,8 @@ export function looksLikeMarkdown(text: string): boolean {
     const previous = lines[i - 1] ?? "";
     if (/^ {0,3}#{1,6}[ \t]+\S/u.test(line)) strong++;
     else if (/^ {0,3}(?:=+|-+)[ \t]*$/u.test(line) && line.trim().length >= 3 && /\p{L}/u.test(previous) && !/^\s*$/u.test(previous)) strong++;
-    else if (/^ {0,3}\[[^\]]+\]:\s*\S+/u.test(line)) strong++;
-    if (/\[[^\]\n]+\]\([^)\s]+(?:\s+"[^"]*")?\)/u.test(line)) strong++;
+    else if (/^ {0,3}\[[^[\]\n]{1,500}\]:\s*\S/u.test(line)) strong++;
+    if (/\[[^[\]\n]{1,500}\]\([^()\s]{1,2000}(?:\s+"[^"\n]{0,500}")?\)/u.test(line)) strong++;
     if (/\*\*[^*\s][^*]*\*\*/u.test(line)) weak.add("bold");
     if (/(?:^|\W)__[^_\s][^_]*__(?:\W|$)/u.test(line)) weak.add("bold_");
     if (/(?:^|[\s(])\*[^*\s][^*]*\*(?:[\s.,;:!?)]|$)/u.test(line)) weak.add("em");
