@@ -41,6 +41,13 @@ export interface ReadBookOptions {
 
 export const DEFAULT_MAX_BOOK_ENTRIES = 10_000;
 
+/**
+ * A sensible `maxUnpackedBytes`: only the package files and the reading-order documents are
+ * unpacked (never images, fonts or audio), and a long novel's XHTML is a few megabytes. One entry
+ * is held in memory at a time, so this also bounds the memory a hostile archive can take.
+ */
+export const DEFAULT_MAX_UNPACKED_BYTES = 64_000_000;
+
 /** HTML headings that cut chapters: h1–h3 (h4–h6 are spoken as paragraphs). */
 const HTML_SPLIT_LEVEL = 3;
 
