@@ -144,6 +144,11 @@ describe("HTML", () => {
     expect(book.chapters[1]?.text).toBe("Rain fell on the harbour <all night> long.\n\nBoat, Crew\n\nSwift, Four\n\nA minor heading\n\nThe last words of the book.");
   });
 
+  it("closes XHTML's self-closing script, style, title and anchors instead of swallowing the page", async () => {
+    const page = `<?xml version="1.0" encoding="utf-8"?><html xmlns="http://www.w3.org/1999/xhtml"><head><title/><script src="a.js"/><style/></head><body><h1>T</h1><p>Spoken words here.<a id="x"/> And more.</p><textarea/><p>Last words.</p></body></html>`;
+    expect((await read(page)).chapters).toEqual([{ title: "T", text: "Spoken words here. And more.\n\nLast words." }]);
+  });
+
   it("sniffs XHTML by its XML declaration and namespace, whatever the file is called", async () => {
     const book = await read(xhtml(`<h1>Only</h1><p>One paragraph of an XHTML page.</p>`));
     expect(book.format).toBe("html");
