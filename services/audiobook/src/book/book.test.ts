@@ -69,6 +69,21 @@ describe("EPUB", () => {
     expect(book.chapters[0]?.text).toContain("In the same chapter");
   });
 
+  it("reads a sloppy EPUB: mimetype deflated and not first, an href that differs from its file in case", async () => {
+    const bytes = buildZip([
+      { name: "META-INF/container.xml", data: `<container><rootfiles><rootfile full-path="content.opf"/></rootfiles></container>` },
+      { name: "mimetype", data: "application/epub+zip" },
+      {
+        name: "content.opf",
+        data: `<package version="2.0"><metadata><dc:title xmlns:dc="http://purl.org/dc/elements/1.1/">Sloppy</dc:title></metadata>
+<manifest><item id="a" href="Text/Chapter.XHTML" media-type="application/xhtml+xml"/></manifest><spine><itemref idref="a"/></spine></package>`,
+      },
+      { name: "text/chapter.xhtml", data: xhtml(`<h1>The Only Chapter</h1><p>${prose("sloppy", 1, 2).join("")}</p>`) },
+    ]);
+    const book = await read(bytes);
+    expect(book).toMatchObject({ format: "epub", title: "Sloppy", chapters: [{ title: "The Only Chapter" }] });
+  });
+
   it("refuses an EPUB whose text is encrypted (DRM), and a ZIP that is not an EPUB", async () => {
     const drm = epubOf([{ path: "c.xhtml", title: "C", data: xhtml(`<p>${prose("x")[0]}</p>`) }], [
       {

@@ -127,10 +127,9 @@ export async function readEpub(bytes: Buffer, options: EpubOptions): Promise<{ t
   const { budget, signal } = options;
   const archive = await BookArchive.open(bytes, options);
   try {
-    if (!archive.has("mimetype")) throw damaged("it has no mimetype file");
-    const mimetype = (await archive.read("mimetype")).toString("latin1").trim();
+    const mimetype = archive.has("mimetype") ? (await archive.read("mimetype")).toString("latin1").trim() : "";
     if (mimetype !== "application/epub+zip") {
-      throw new BookInputError("not_text", "The file is a ZIP archive but not an EPUB book (its mimetype file does not say application/epub+zip).");
+      throw new BookInputError("not_text", "The file is a ZIP archive but not an EPUB book; upload the book itself (EPUB, Markdown, HTML or text).");
     }
     if (!archive.has("META-INF/container.xml")) throw damaged("it has no META-INF/container.xml");
     const container = parseXml(await readText(archive, "META-INF/container.xml"));

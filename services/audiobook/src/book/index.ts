@@ -60,10 +60,9 @@ export async function readBook(source: Buffer | string, options: ReadBookOptions
   const sniffed = sniffBytes(bytes);
   let book: Book;
   switch (sniffed) {
-    case "zip":
-      throw new BookInputError("not_text", "The file is a ZIP archive but not an EPUB book; upload the book itself (EPUB, Markdown, HTML or text).");
     case "pdf":
       throw new BookInputError("not_text", "The file is a PDF document, which is not supported; upload the book as EPUB, Markdown, HTML or plain text.");
+    case "zip": // an EPUB whose mimetype is not first (not to the letter of OCF) is read; other ZIPs refused
     case "epub": {
       const { title, chapters } = await readEpub(bytes, {
         budget,

@@ -2,8 +2,10 @@
  * What a book file is, from its bytes (never its name).
  *
  * - EPUB: a ZIP whose first local entry is named `mimetype` (the OCF rule: first in the container,
- *   stored; its content, `application/epub+zip`, is checked when the archive is read). Any other ZIP
- *   is refused, as are PDF documents (named, so the user knows why).
+ *   stored; its content, `application/epub+zip`, is checked when the archive is read). Another ZIP
+ *   is opened (bounded like an EPUB) and read only if it holds that `mimetype` file anyway (books
+ *   not packed to the letter of OCF); otherwise refused, as are PDF documents (named, so the user
+ *   knows why).
  * - HTML / XHTML: after a byte order mark, whitespace and comments, the markup starts with a
  *   doctype, `<html`, `<head` or `<body`, an XML declaration followed (within the first 4 KiB) by
  *   the XHTML namespace, or a block element (h1–h6, p, div, section, article, main) closed later.
