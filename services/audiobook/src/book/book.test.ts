@@ -124,7 +124,7 @@ describe("Markdown", () => {
   });
 
   it("without a repeated level, the lone heading opening the text titles the book and its one chapter", async () => {
-    const book = await read(`# A Short Story\n\nIt was a **dark** night, and the _wind_ blew.\n\nThe end came [soon](x.html).\n`);
+    const book = await read(`# A Short Story\n\nIt was a **dark** night,<br>and the _wind_ blew.<script>alert("no")</script>\n\nThe end came [soon](x.html).\n`);
     expect(book.format).toBe("markdown");
     expect(book.title).toBe("A Short Story");
     expect(book.chapters).toEqual([{ title: "A Short Story", text: "It was a dark night, and the wind blew.\n\nThe end came soon." }]);

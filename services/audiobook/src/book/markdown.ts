@@ -46,12 +46,19 @@ function parser(): { md: ReturnType<typeof MarkdownIt>; tooDeep: () => boolean }
 function inlineText(tokens: readonly Token[]): string {
   let out = "";
   let silentLink = 0;
+  let silentHtml = false;
   for (const token of tokens) {
     switch (token.type) {
       case "text":
       case "text_special":
       case "code_inline":
-        if (silentLink === 0) out += token.content;
+        if (silentLink === 0 && !silentHtml) out += token.content;
+        break;
+      case "html_inline":
+        // Tags say nothing; a line break is a break; a script or style says nothing up to its end tag.
+        if (/^<br\b/iu.test(token.content)) out += "\n";
+        else if (/^<(?:script|style|template)\b/iu.test(token.content)) silentHtml = true;
+        else if (/^<\/(?:script|style|template)\b/iu.test(token.content)) silentHtml = false;
         break;
       case "softbreak":
         out += silentLink === 0 ? "\n" : "";
@@ -67,7 +74,7 @@ function inlineText(tokens: readonly Token[]): string {
         if (silentLink > 0) silentLink--;
         break;
       default:
-        // em/strong/s open and close, image (its alt text is not read), html_inline: silent.
+        // em/strong/s open and close, image (its alt text is not read): silent.
         break;
     }
   }
