@@ -237,8 +237,7 @@ export async function readEpub(bytes: Buffer, options: EpubOptions): Promise<{ t
         const opensWithHeading = opening?.kind === "heading";
         if (title === undefined && index === 0 && entries.length === 0) {
           // Not in the table of contents: a heading starts a chapter; no heading continues the last one.
-          const heading = segment.blocks.find((b) => b.kind === "heading" && b.level <= 3);
-          if (heading?.kind === "heading" && opensWithHeading) title = heading.text;
+          if (opening?.kind === "heading" && opening.level <= 3) title = opening.text;
         }
         const paragraphs = segment.blocks
           .filter((b, i) => b.kind !== "anchor" && !(i === firstContent && opensWithHeading && (title ?? null) !== null))
