@@ -69,6 +69,21 @@ describe("EPUB", () => {
     expect(book.chapters[0]?.text).toContain("In the same chapter");
   });
 
+  it("reads a sloppy EPUB: mimetype deflated and not first, an href that differs from its file in case", async () => {
+    const bytes = buildZip([
+      { name: "META-INF/container.xml", data: `<container><rootfiles><rootfile full-path="content.opf"/></rootfiles></container>` },
+      { name: "mimetype", data: "application/epub+zip" },
+      {
+        name: "content.opf",
+        data: `<package version="2.0"><metadata><dc:title xmlns:dc="http://purl.org/dc/elements/1.1/">Sloppy</dc:title></metadata>
+<manifest><item id="a" href="Text/Chapter.XHTML" media-type="application/xhtml+xml"/></manifest><spine><itemref idref="a"/></spine></package>`,
+      },
+      { name: "text/chapter.xhtml", data: xhtml(`<h1>The Only Chapter</h1><p>${prose("sloppy", 1, 2).join("")}</p>`) },
+    ]);
+    const book = await read(bytes);
+    expect(book).toMatchObject({ format: "epub", title: "Sloppy", chapters: [{ title: "The Only Chapter" }] });
+  });
+
   it("refuses an EPUB whose text is encrypted (DRM), and a ZIP that is not an EPUB", async () => {
     const drm = epubOf([{ path: "c.xhtml", title: "C", data: xhtml(`<p>${prose("x")[0]}</p>`) }], [
       {
@@ -109,7 +124,7 @@ describe("Markdown", () => {
   });
 
   it("without a repeated level, the lone heading opening the text titles the book and its one chapter", async () => {
-    const book = await read(`# A Short Story\n\nIt was a **dark** night, and the _wind_ blew.\n\nThe end came [soon](x.html).\n`);
+    const book = await read(`# A Short Story\n\nIt was a **dark** night,<br>and the _wind_ blew.<script>alert("no")</script>\n\nThe end came [soon](x.html).\n`);
     expect(book.format).toBe("markdown");
     expect(book.title).toBe("A Short Story");
     expect(book.chapters).toEqual([{ title: "A Short Story", text: "It was a dark night, and the wind blew.\n\nThe end came soon." }]);
@@ -142,6 +157,11 @@ describe("HTML", () => {
       "The keeper opened the café at dawn—before the boats went out to sea.\n\nA block in a div ends its sentence\n\nand this starts another one",
     );
     expect(book.chapters[1]?.text).toBe("Rain fell on the harbour <all night> long.\n\nBoat, Crew\n\nSwift, Four\n\nA minor heading\n\nThe last words of the book.");
+  });
+
+  it("closes XHTML's self-closing script, style, title and anchors instead of swallowing the page", async () => {
+    const page = `<?xml version="1.0" encoding="utf-8"?><html xmlns="http://www.w3.org/1999/xhtml"><head><title/><script src="a.js"/><style/></head><body><h1>T</h1><p>Spoken words here.<a id="x"/> And more.</p><textarea/><p>Last words.</p></body></html>`;
+    expect((await read(page)).chapters).toEqual([{ title: "T", text: "Spoken words here. And more.\n\nLast words." }]);
   });
 
   it("sniffs XHTML by its XML declaration and namespace, whatever the file is called", async () => {

@@ -10,7 +10,8 @@
  * element. A document it does not point at starts a chapter titled by its first h1–h3 heading, or
  * without a heading continues the chapter before it.
  *
- * Skipped, as carrying no prose to speak: spine items marked `linear="no"`; the navigation document;
+ * Skipped, as carrying no prose to speak: spine items marked `linear="no"`; a document the spine
+ * lists again (read once, where it first comes); the navigation document;
  * anything that is not (X)HTML; documents the EPUB 3 landmarks or the EPUB 2 guide mark as cover,
  * table of contents, title page, copyright page, index or list of illustrations/tables; documents whose
  * body (or its first section) carries such an `epub:type` or `role`; and documents the table of
@@ -126,10 +127,9 @@ export async function readEpub(bytes: Buffer, options: EpubOptions): Promise<{ t
   const { budget, signal } = options;
   const archive = await BookArchive.open(bytes, options);
   try {
-    if (!archive.has("mimetype")) throw damaged("it has no mimetype file");
-    const mimetype = (await archive.read("mimetype")).toString("latin1").trim();
+    const mimetype = archive.has("mimetype") ? (await archive.read("mimetype")).toString("latin1").trim() : "";
     if (mimetype !== "application/epub+zip") {
-      throw new BookInputError("not_text", "The file is a ZIP archive but not an EPUB book (its mimetype file does not say application/epub+zip).");
+      throw new BookInputError("not_text", "The file is a ZIP archive but not an EPUB book; upload the book itself (EPUB, Markdown, HTML or text).");
     }
     if (!archive.has("META-INF/container.xml")) throw damaged("it has no META-INF/container.xml");
     const container = parseXml(await readText(archive, "META-INF/container.xml"));
@@ -184,20 +184,24 @@ export async function readEpub(bytes: Buffer, options: EpubOptions): Promise<{ t
     const tocByPath = new Map<string, TocEntry[]>();
     for (const entry of toc) {
       if (entry.title === "") continue;
-      tocByPath.set(entry.path, [...(tocByPath.get(entry.path) ?? []), entry]);
+      const list = tocByPath.get(entry.path);
+      if (list === undefined) tocByPath.set(entry.path, [entry]);
+      else list.push(entry);
     }
 
     const chapters: Array<{ title: string | null; paragraphs: string[] }> = [];
+    const seen = new Set<string>(); // a document listed twice in the spine is read once
     for (const itemref of itemrefs) {
       signal?.throwIfAborted();
       const item = manifest.get(attr(itemref, "idref") ?? "");
-      if (item === undefined || !archive.has(item.path)) continue;
+      if (item === undefined || !archive.has(item.path) || seen.has(item.path)) continue;
+      seen.add(item.path);
       if ((attr(itemref, "linear") ?? "yes").toLowerCase() === "no") continue;
       if (!/^(?:application\/xhtml\+xml|text\/html)$/u.test(item.mediaType)) continue;
       if (item.properties.includes("nav") || skipped.has(item.path)) continue;
 
       const entries = tocByPath.get(item.path) ?? [];
-      const depth = Math.min(...entries.map((e) => e.depth));
+      const depth = entries.reduce((min, e) => Math.min(min, e.depth), Number.POSITIVE_INFINITY);
       const primary = entries.filter((e) => e.depth === depth);
       const anchorTitles = new Map<string, string>();
       for (const e of primary) if (e.fragment !== "" && !anchorTitles.has(e.fragment)) anchorTitles.set(e.fragment, e.title);
@@ -233,14 +237,14 @@ export async function readEpub(bytes: Buffer, options: EpubOptions): Promise<{ t
         const opensWithHeading = opening?.kind === "heading";
         if (title === undefined && index === 0 && entries.length === 0) {
           // Not in the table of contents: a heading starts a chapter; no heading continues the last one.
-          const heading = segment.blocks.find((b) => b.kind === "heading" && b.level <= 3);
-          if (heading?.kind === "heading" && opensWithHeading) title = heading.text;
+          if (opening?.kind === "heading" && opening.level <= 3) title = opening.text;
         }
         const paragraphs = segment.blocks
           .filter((b, i) => b.kind !== "anchor" && !(i === firstContent && opensWithHeading && (title ?? null) !== null))
           .map((b) => (b.kind === "anchor" ? "" : b.text));
         if (title === undefined && index === 0 && chapters.length > 0) {
-          chapters[chapters.length - 1]?.paragraphs.push(...paragraphs);
+          const last = chapters[chapters.length - 1];
+          if (last !== undefined) for (const p of paragraphs) last.paragraphs.push(p);
           continue;
         }
         chapters.push({ title: title === undefined || title === null ? null : chapterTitle(title), paragraphs });

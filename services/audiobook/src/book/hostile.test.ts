@@ -178,6 +178,56 @@ describe("text and time are bounded", () => {
     expect(markdown.reason).toBe("too_long");
   });
 
+  it("Markdown nested thousands of levels deep or full of open marks is read or refused in plain words, quickly", async () => {
+    const after = "\n\n## After\n\nThe keeper counted the boats that came home.";
+    const hostile = {
+      quotes: `## Deep\n\n${">".repeat(40)} x${after}`,
+      lists: `## Deep\n\n${Array.from({ length: 40 }, (_, i) => `${" ".repeat(i * 2)}- x`).join("\n")}${after}`,
+      brackets: `## Deep\n\nWords ${"[".repeat(100_000)} x${after}`,
+      emphasis: `## Deep\n\nWords ${"**a ".repeat(50_000)}x${" b**".repeat(50_000)}${after}`,
+    };
+    for (const [name, source] of Object.entries(hostile)) {
+      const { result, growth, seconds } = await rssGrowth(() => readBook(Buffer.from(source), LIMITS));
+      expect(result.status, name).toBe("fulfilled");
+      const book = (result as PromiseFulfilledResult<Awaited<ReturnType<typeof readBook>>>).value;
+      expect(book.format, name).toBe("markdown");
+      expect(book.chapters.at(-1), name).toEqual({ title: "After", text: "The keeper counted the boats that came home." });
+      expect(seconds, name).toBeLessThan(10);
+      expect(growth, name).toBeLessThan(200 * MB);
+    }
+    const deep = {
+      lists: `## Deep\n\n${Array.from({ length: 3000 }, (_, i) => `${" ".repeat(i * 2)}- x`).join("\n")}${after}`,
+      quotes: `## Deep\n\n${">".repeat(50_000)} x${after}`,
+    };
+    for (const [name, source] of Object.entries(deep)) {
+      const { result, seconds } = await rssGrowth(() => readBook(Buffer.from(source), LIMITS));
+      expect(result.status, name).toBe("rejected");
+      expect((result as PromiseRejectedResult).reason, name).toMatchObject({
+        name: "BookInputError",
+        message: "The Markdown nests lists or quotes too deeply (dozens of levels inside each other) to be read as a book.",
+      });
+      expect(seconds, name).toBeLessThan(10);
+    }
+  }, 60_000);
+
+  it("HTML nested 200,000 elements deep, or with 300,000 unclosed tags, is refused in plain words within seconds", async () => {
+    const message = "The file nests more than 4,096 elements inside each other (unclosed tags?), too deep to read as a book.";
+    const sources = {
+      nested: `<html><body><h1>A</h1>${"<div>".repeat(200_000)}deep words${"</div>".repeat(200_000)}</body></html>`,
+      unclosed: `<html><body><h1>A</h1>${"<p><b><i>".repeat(100_000)}words</body></html>`,
+    };
+    for (const [name, source] of Object.entries(sources)) {
+      const { result, seconds } = await rssGrowth(() => readBook(Buffer.from(source), LIMITS));
+      expect((result as PromiseRejectedResult).reason, name).toMatchObject({ name: "BookInputError", message });
+      expect(seconds, name).toBeLessThan(10);
+    }
+    // In an EPUB chapter too, and deep but within the bound is read.
+    const chapter = xhtml(`<h1>Deep</h1>${"<div>".repeat(5000)}words${"</div>".repeat(5000)}`);
+    await expect(readBook(epubOf([{ path: "c.xhtml", title: "Deep", data: chapter }]), LIMITS)).rejects.toMatchObject({ message });
+    const fine = `<html><body><h1>A</h1>${"<span>".repeat(4000)}${prose("deep", 1, 3).join("")}</body></html>`;
+    expect((await readBook(Buffer.from(fine), LIMITS)).chapters[0]?.text).toMatch(/^In deep the keeper/u);
+  }, 60_000);
+
   it("an aborted read stops with the signal's reason", async () => {
     const controller = new AbortController();
     const bytes = epubOf([{ path: "big.xhtml", title: "Big", deflated: await deflatedZeros(200 * MB), declaredSize: 200 * MB }]);

@@ -12,7 +12,7 @@
  * spoken.
  */
 import { Parser } from "htmlparser2";
-import type { TextBudget } from "./errors.ts";
+import { BookInputError, type TextBudget } from "./errors.ts";
 import { squash, type Block } from "./outline.ts";
 
 const SKIPPED = new Set([
@@ -60,6 +60,20 @@ export function doctypeSpan(source: string): [number, number] | null {
 }
 
 const PIECE = 65_536;
+
+/**
+ * The most elements open inside each other. htmlparser2 keeps its open elements in an array it
+ * unshifts, so each tag costs as much as the depth: a file of thousands of unclosed tags would take
+ * minutes. No book nests this deep; past it the file is refused.
+ */
+export const MAX_OPEN_ELEMENTS = 4_096;
+
+export function tooDeep(): BookInputError {
+  return new BookInputError(
+    "not_text",
+    `The file nests more than ${MAX_OPEN_ELEMENTS.toLocaleString("en")} elements inside each other (unclosed tags?), too deep to read as a book.`,
+  );
+}
 
 /**
  * Feeds `source` to the parser in pieces (htmlparser2 hands over the text it holds at the end of
@@ -134,6 +148,7 @@ export function htmlBlocks(source: string, options: HtmlOptions): HtmlDocument {
           SKIPPED_SEMANTICS.test(epubType) ||
           SKIPPED_SEMANTICS.test(role);
         stack.push({ name, skip });
+        if (stack.length > MAX_OPEN_ELEMENTS) throw tooDeep();
         if (name === "title" && stack.some((o) => o.name === "head")) inTitle = true;
         if (skip) skipDepth++;
         if (skipDepth > 0) return;

@@ -41,6 +41,13 @@ export interface ReadBookOptions {
 
 export const DEFAULT_MAX_BOOK_ENTRIES = 10_000;
 
+/**
+ * A sensible `maxUnpackedBytes`: only the package files and the reading-order documents are
+ * unpacked (never images, fonts or audio), and a long novel's XHTML is a few megabytes. One entry
+ * is held in memory at a time, so this also bounds the memory a hostile archive can take.
+ */
+export const DEFAULT_MAX_UNPACKED_BYTES = 64_000_000;
+
 /** HTML headings that cut chapters: h1–h3 (h4–h6 are spoken as paragraphs). */
 const HTML_SPLIT_LEVEL = 3;
 
@@ -53,10 +60,9 @@ export async function readBook(source: Buffer | string, options: ReadBookOptions
   const sniffed = sniffBytes(bytes);
   let book: Book;
   switch (sniffed) {
-    case "zip":
-      throw new BookInputError("not_text", "The file is a ZIP archive but not an EPUB book; upload the book itself (EPUB, Markdown, HTML or text).");
     case "pdf":
       throw new BookInputError("not_text", "The file is a PDF document, which is not supported; upload the book as EPUB, Markdown, HTML or plain text.");
+    case "zip": // an EPUB whose mimetype is not first (not to the letter of OCF) is read; other ZIPs refused
     case "epub": {
       const { title, chapters } = await readEpub(bytes, {
         budget,

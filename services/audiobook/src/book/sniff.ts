@@ -2,8 +2,10 @@
  * What a book file is, from its bytes (never its name).
  *
  * - EPUB: a ZIP whose first local entry is named `mimetype` (the OCF rule: first in the container,
- *   stored; its content, `application/epub+zip`, is checked when the archive is read). Any other ZIP
- *   is refused, as are PDF documents (named, so the user knows why).
+ *   stored; its content, `application/epub+zip`, is checked when the archive is read). Another ZIP
+ *   is opened (bounded like an EPUB) and read only if it holds that `mimetype` file anyway (books
+ *   not packed to the letter of OCF); otherwise refused, as are PDF documents (named, so the user
+ *   knows why).
  * - HTML / XHTML: after a byte order mark, whitespace and comments, the markup starts with a
  *   doctype, `<html`, `<head` or `<body`, an XML declaration followed (within the first 4 KiB) by
  *   the XHTML namespace, or a block element (h1–h6, p, div, section, article, main) closed later.
@@ -59,7 +61,8 @@ export function looksLikeMarkdown(text: string): boolean {
   if (/^---\s*$/u.test(lines[0] ?? "") && lines.slice(1, 50).some((l) => /^(?:---|\.\.\.)\s*$/u.test(l)) && /^\w+:\s/u.test(lines[1] ?? "")) strong++;
   let inFence = false;
   for (let i = 0; i < lines.length; i++) {
-    const line = lines[i] ?? "";
+    // Marks are judged on the first 2,000 characters of a line, with patterns that cannot backtrack far.
+    const line = (lines[i] ?? "").slice(0, 2000);
     if (/^ {0,3}(?:```|~~~)/u.test(line)) {
       if (!inFence) strong++;
       inFence = !inFence;
@@ -69,8 +72,8 @@ export function looksLikeMarkdown(text: string): boolean {
     const previous = lines[i - 1] ?? "";
     if (/^ {0,3}#{1,6}[ \t]+\S/u.test(line)) strong++;
     else if (/^ {0,3}(?:=+|-+)[ \t]*$/u.test(line) && line.trim().length >= 3 && /\p{L}/u.test(previous) && !/^\s*$/u.test(previous)) strong++;
-    else if (/^ {0,3}\[[^\]]+\]:\s*\S+/u.test(line)) strong++;
-    if (/\[[^\]\n]+\]\([^)\s]+(?:\s+"[^"]*")?\)/u.test(line)) strong++;
+    else if (/^ {0,3}\[[^[\]\n]{1,500}\]:\s*\S/u.test(line)) strong++;
+    if (/\[[^[\]\n]{1,500}\]\([^()\s]{1,2000}(?:\s+"[^"\n]{0,500}")?\)/u.test(line)) strong++;
     if (/\*\*[^*\s][^*]*\*\*/u.test(line)) weak.add("bold");
     if (/(?:^|\W)__[^_\s][^_]*__(?:\W|$)/u.test(line)) weak.add("bold_");
     if (/(?:^|[\s(])\*[^*\s][^*]*\*(?:[\s.,;:!?)]|$)/u.test(line)) weak.add("em");

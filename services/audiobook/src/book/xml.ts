@@ -4,7 +4,7 @@
  * never fetched and internal ones never expanded (an undeclared-to-it reference is dropped).
  */
 import { Parser } from "htmlparser2";
-import { feed } from "./html.ts";
+import { feed, MAX_OPEN_ELEMENTS, tooDeep } from "./html.ts";
 
 export interface XmlElement {
   /** The qualified name in lower case (`dc:title`, `navpoint`). */
@@ -27,6 +27,7 @@ export function parseXml(source: string, mode: "xml" | "xhtml" = "xml"): XmlElem
         for (const [k, v] of Object.entries(attrs)) element.attrs[k.toLowerCase()] = v;
         stack[stack.length - 1]?.children.push(element);
         stack.push(element);
+        if (stack.length > MAX_OPEN_ELEMENTS) throw tooDeep();
       },
       onclosetag() {
         if (stack.length > 1) stack.pop();

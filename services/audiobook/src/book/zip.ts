@@ -68,8 +68,24 @@ export class BookArchive {
     return new BookArchive(zip, entries, limits);
   }
 
+  /** The entry of `name`, else of the one name that differs from it only in case (sloppy books). */
+  private entry(name: string): yauzl.Entry | undefined {
+    const exact = this.entries.get(name);
+    if (exact !== undefined) return exact;
+    if (this.folded === null) {
+      this.folded = new Map();
+      for (const [key, entry] of this.entries) {
+        const k = key.toLowerCase();
+        this.folded.set(k, this.folded.has(k) ? null : entry);
+      }
+    }
+    return this.folded.get(name.toLowerCase()) ?? undefined;
+  }
+
+  private folded: Map<string, yauzl.Entry | null> | null = null;
+
   has(name: string): boolean {
-    return this.entries.has(name);
+    return this.entry(name) !== undefined;
   }
 
   names(): string[] {
@@ -81,7 +97,7 @@ export class BookArchive {
    * archive: past it, the stream is destroyed at once and the book refused.
    */
   async read(name: string): Promise<Buffer> {
-    const entry = this.entries.get(name);
+    const entry = this.entry(name);
     if (entry === undefined) throw damaged(`it names ${name}, which is not in the archive`);
     const { signal, maxUnpackedBytes } = this.limits;
     signal?.throwIfAborted();
