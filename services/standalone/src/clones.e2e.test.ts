@@ -100,6 +100,22 @@ async function medianPitchOf(url: string, name: string): Promise<{ hz: number; s
   return { hz: measured.profile.medianPitchHz, seconds: measured.speechSeconds };
 }
 
+/**
+ * DELETE /v1/voices/clones/{id}, answering the status. Sent with node:http, not the checked fetch:
+ * @hono/node-server gives every response without a Content-Type one of text/plain, a 204 too (every
+ * 204 of the gateway does; a gateway matter, reported).
+ */
+function deleteClone(id: string): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    const req = request(`${base}/v1/voices/clones/${id}`, { method: "DELETE", headers: { "API-KEY": KEY } }, (res) => {
+      res.resume();
+      res.on("end", () => resolve(res.statusCode ?? 0));
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
 /** How far `value` is from `target`, as a share of `target`. */
 const within = (value: number, target: number) => Math.abs(value - target) / target;
 
@@ -117,6 +133,17 @@ describe("cloned voices with the offline match engine (gateway and workers over 
     expect(clone.engine).toBe("match");
     expect(clone.sample_seconds).toBeGreaterThan(8);
     expect(clone.languages).toEqual(expect.arrayContaining(["English", "Spanish"]));
+  });
+
+  it("lists the clone among the caller's voices, for each language it speaks, saying it is an approximation", async () => {
+    const res = await fetch(`${base}/v1/voices?language=Spanish`, { headers });
+    expect(res.status).toBe(200);
+    const voices = (await res.json()) as Array<{ name: string; language: string; engine: string; description: string }>;
+    const listed = voices.find((v) => v.name === clone.voice);
+    expect(listed).toMatchObject({ language: "Spanish", engine: "match" });
+    expect(listed?.description).toMatch(/approximation/);
+    const bobs = (await (await fetch(`${base}/v1/voices`, { headers: { ...headers, "API-KEY": BOB_KEY } })).json()) as Array<{ name: string }>;
+    expect(bobs.some((v) => v.name === clone.voice)).toBe(false);
   });
 
   it("refuses a sample too short to clone with a 422 at body.sample in plain words", async () => {
@@ -190,18 +217,20 @@ describe("cloned voices with the offline match engine (gateway and workers over 
     expect(within(hz, samplePitch), `stream: ${hz.toFixed(1)} Hz against the input's ${samplePitch.toFixed(1)} Hz`).toBeLessThanOrEqual(0.1);
   });
 
+  it("a book read in a match clone that is deleted meanwhile still finishes (the voice is its profile, nothing at an engine)", async () => {
+    const made = await post("/v1/voices/clones", { name: "Kal again", sample: "kal.wav" });
+    expect(made.status).toBe(201);
+    const other = (await made.json()) as { id: string; voice: string };
+    const res = await post("/v1/audio_books/", { file: "book.txt", name: "Harbour 3", source_language: "English", target_language: "English", preset_voice_name: other.voice });
+    expect(res.status).toBe(201);
+    const { id } = (await res.json()) as { id: string };
+    expect(await deleteClone(other.id)).toBe(204);
+    const done = await follow(`/v1/audio_books/${id}`);
+    expect(done.task_status, String(done.task_error)).toBe("completed");
+  });
+
   it("deletes the clone (204); synthesis in it is then a 422", async () => {
-    // Sent with node:http, not the checked fetch: @hono/node-server gives every response without a
-    // Content-Type one of text/plain, a 204 too (the gateway's 204s all do; reported to its owners).
-    const status = await new Promise<number>((resolve, reject) => {
-      const req = request(`${base}/v1/voices/clones/${clone.id}`, { method: "DELETE", headers: { "API-KEY": KEY } }, (res) => {
-        res.resume();
-        res.on("end", () => resolve(res.statusCode ?? 0));
-      });
-      req.on("error", reject);
-      req.end();
-    });
-    expect(status).toBe(204);
+    expect(await deleteClone(clone.id)).toBe(204);
     expect((await fetch(`${base}/v1/voices/clones/${clone.id}`, { headers })).status).toBe(404);
     const again = await post("/v1/speech/synthesize", { text: "Hello.", language: "English", voice: clone.voice });
     expect(again.status).toBe(422);
