@@ -8,3 +8,4 @@ export * from "./resolve.ts";
 export * from "./toolkit.ts";
 export * from "./subtitles.ts";
 export * from "./mp3.ts";
+export * from "./chapters.ts";

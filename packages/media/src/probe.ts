@@ -187,6 +187,11 @@ export interface FirstFrameOptions {
   /** Stop after this long (default 60 s): one frame's decoding never needs more. */
   timeoutMs?: number | undefined;
   demuxers?: readonly string[] | undefined;
+  /**
+   * The demuxer to read the file with, not probed (`-f`): a single picture named `.jpg` is otherwise
+   * probed as `image2` (the file-pattern demuxer, refused) instead of `jpeg_pipe`.
+   */
+  forceFormat?: string | undefined;
 }
 
 /**
@@ -201,7 +206,7 @@ export async function decodeFirstFrame(path: string, options: FirstFrameOptions)
   const args = [
     "-v", "error", "-hide_banner",
     "-select_streams", "v:0", "-read_intervals", "%+#1", "-show_entries", "frame=width,height", "-print_format", "json",
-    ...inputArgs(path, demuxers, undefined, options.maxPixels),
+    ...inputArgs(path, demuxers, options.forceFormat, options.maxPixels),
   ];
   const result = await runProcess(options.ffprobePath, args, {
     signal: options.signal,

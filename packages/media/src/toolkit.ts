@@ -17,6 +17,7 @@ import {
   type ClipPlacement,
   type EncodeOptions,
 } from "./args.ts";
+import { bookFileOperations, type BookFileOperations } from "./chapters.ts";
 import { readEncodedAudioDuration } from "./duration.ts";
 import { MediaCancelledError, MediaError, MediaRequestError } from "./errors.ts";
 import { decodeFirstFrame, probe, type DecodedFrameSize, type MediaInfo } from "./probe.ts";
@@ -63,7 +64,8 @@ export interface PlaceClipsRequest extends OperationOptions {
   maxClipsPerPass?: number;
 }
 
-export interface MediaToolkit {
+/** The media operations; the audio book file operations (chapters, tags, cover) are `BookFileOperations`. */
+export interface MediaToolkit extends BookFileOperations {
   readonly binaries: FfmpegBinaries;
   /** Runs ffmpeg with a built argument array. */
   run(
@@ -244,7 +246,18 @@ export function createMediaToolkit(binaries: FfmpegBinaries, logger: Logger): Me
     return (await probeFile(path, { signal: options.signal })).durationSeconds;
   };
 
+  const books = bookFileOperations({
+    binaries,
+    run,
+    probe: probeFile,
+    firstFrame: (path, options) =>
+      decodeFirstFrame(path, { ffprobePath: binaries.ffprobe, maxPixels: options.maxPixels, signal: options.signal, demuxers: options.demuxers, forceFormat: options.forceFormat }),
+    withWorkDir,
+    log,
+  });
+
   return {
+    ...books,
     binaries,
     run,
     probe: probeFile,
