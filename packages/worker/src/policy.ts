@@ -52,7 +52,8 @@ const TTS: Record<TtsErrorCode, FailureClass> = {
   // a program out of memory on this input (CHILD_MEMORY_LIMIT_MB or the kernel): it would again
   SYNTHESIS_OUT_OF_MEMORY: "input",
   SYNTHESIS_CANCELLED: "retryable",
-  SPEECH_SERVICE_AUTH: "retryable",
+  // a refused key or a used-up quota does not pass within the retries' minutes: the task fails now, saying so
+  SPEECH_SERVICE_AUTH: "input",
   SPEECH_SERVICE_REJECTED: "retryable",
   SPEECH_SERVICE_RATE_LIMITED: "retryable",
   SPEECH_SERVICE_UNAVAILABLE: "retryable",
@@ -73,7 +74,7 @@ const STT: Record<SttErrorCode, FailureClass> = {
   RECOGNITION_FAILED: "retryable",
   RECOGNITION_OUT_OF_MEMORY: "input",
   RECOGNITION_CANCELLED: "retryable",
-  RECOGNITION_SERVICE_AUTH: "retryable",
+  RECOGNITION_SERVICE_AUTH: "input",
   RECOGNITION_SERVICE_REJECTED: "retryable",
   RECOGNITION_SERVICE_RATE_LIMITED: "retryable",
   RECOGNITION_SERVICE_UNAVAILABLE: "retryable",
@@ -88,7 +89,7 @@ const MT: Record<MtErrorCode, FailureClass> = {
   TRANSLATION_FAILED: "retryable",
   TRANSLATION_OUT_OF_MEMORY: "input",
   TRANSLATION_CANCELLED: "retryable",
-  TRANSLATION_SERVICE_AUTH: "retryable",
+  TRANSLATION_SERVICE_AUTH: "input",
   TRANSLATION_SERVICE_REJECTED: "retryable",
   TRANSLATION_SERVICE_RATE_LIMITED: "retryable",
   TRANSLATION_SERVICE_UNAVAILABLE: "retryable",

@@ -30,6 +30,7 @@ import { StreamPlaces } from "./mesh/places.ts";
 import { busCapabilities } from "./speech/capability-source.ts";
 import { RateLimiter } from "./http/rate-limit.ts";
 import { withFastRecordReads } from "./records/fast-read.ts";
+import { withoutTypeOnEmptyAnswers } from "./http/no-content.ts";
 import { AccountRepository } from "./accounts/accounts.ts";
 import { SessionStore } from "./accounts/sessions.ts";
 import { LoginThrottle } from "./accounts/throttle.ts";
@@ -258,7 +259,7 @@ export async function createGateway(options: GatewayOptions): Promise<GatewaySer
       stopUploadSweep ??= startUploadSweep(uploadRepo, uploadBlobs, options.uploadSweepIntervalMs ?? config.uploads.sweepIntervalMs, logger);
       return new Promise<number>((resolve, reject) => {
         // The app behind the fast path for record reads (see records/fast-read.ts), as @hono/node-server's `serve` would run it.
-        const listener = withFastRecordReads(deps, getRequestListener(app.fetch, { hostname: config.host }));
+        const listener = withFastRecordReads(deps, withoutTypeOnEmptyAnswers(getRequestListener(app.fetch, { hostname: config.host })));
         const s = createServer(listener);
         s.once("error", reject);
         s.listen(config.port, config.host, () => {
