@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { analyzeSample, createElevenLabsCloneEngine, type CloneEngine } from "@voiceloc/engines";
 import { makeSpeechWav, startElevenLabsStandIn, type CloneServiceStandIn, type ElevenLabsRoute } from "@voiceloc/testing";
-import { createBookHarness, createEngineStack, type BookHarness, type EngineStack } from "./testing/harness.ts";
+import { createBookHarness, createEngineStack, waitFor, type BookHarness, type EngineStack } from "./testing/harness.ts";
 
 const API_KEY = "stand-in-key";
 const SAMPLE_TEXT = "The old lighthouse stood at the edge of the cliff for more than a hundred years, and every night its keeper lit the lamp.";
@@ -73,6 +73,39 @@ describe("audio books in cloned voices (ElevenLabs stand-in over HTTP)", () => {
     // the book is as long as its text read aloud by the stand-in's voice (65 ms a character)
     const info = await stack.media.probe(await h.localFile(end.result_key!));
     expect(info.durationSeconds).toBeGreaterThan(BOOK.length * 0.05);
+  });
+
+  it("a book cut short resumes from its checkpoints: the clone is made again under the same voice name, no chunk is spoken twice", async () => {
+    const h = await harness();
+    const spoken: Array<{ run: number; index: number; total: number }> = [];
+    const creates = requestsOf("create");
+    let stopping: Promise<void> | undefined;
+    const first = h.service({
+      clones,
+      chunkChars: 150,
+      parallelism: 1,
+      onChunkDone: ({ index, total }) => {
+        spoken.push({ run: 1, index, total });
+        // shut down after the second chunk, with no grace: the running chunk is aborted
+        if (spoken.length === 2) stopping ??= first.stop({ graceMs: 0 });
+      },
+    });
+    await first.start();
+    const file = await h.writeInput("book.txt", Array.from({ length: 4 }, () => BOOK).join("\n\n"));
+    const id = await h.publish({ file, useVoiceClone: true, voiceCloneSample: await sample(h) });
+    await waitFor(() => stopping !== undefined, "the first worker to stop");
+    await stopping;
+    const second = h.service({ clones, chunkChars: 150, parallelism: 1, onChunkDone: ({ index, total }) => void spoken.push({ run: 2, index, total }) });
+    await second.start();
+    const end = await h.waitForEnd(id);
+    expect(end.status, end.error ?? "").toBe("completed");
+    const total = spoken[0]!.total;
+    expect(total).toBeGreaterThanOrEqual(3);
+    expect(spoken.map((s) => s.index).sort((a, b) => a - b)).toEqual(Array.from({ length: total }, (_, i) => i));
+    expect(spoken.filter((s) => s.run === 2).length).toBeGreaterThan(0);
+    // one voice per delivery, each deleted when its delivery ended
+    expect(requestsOf("create") - creates).toBe(2);
+    await waitFor(() => ![...standIn.voices.values()].some((v) => v.name === `audio book ${id}`), "the clones to be deleted", 30_000);
   });
 
   it("the book's own clone is deleted when the book fails too", async () => {

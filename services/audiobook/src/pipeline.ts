@@ -471,7 +471,7 @@ export function createAudioBookHandler(options: AudioBookPipelineOptions): TaskH
     return { resultKey, seconds: joined.seconds };
   }
 
-  async function readBook(task: AudioBookWork, ctx: TaskContext, resolved: ResolvedVoice, started: number): Promise<TaskResult> {
+  async function narrate(task: AudioBookWork, ctx: TaskContext, resolved: ResolvedVoice, started: number): Promise<TaskResult> {
     const log = ctx.logger;
     ctx.progress(0, "fetching the text");
     const text = await loadText(task, ctx);
@@ -506,7 +506,7 @@ export function createAudioBookHandler(options: AudioBookPipelineOptions): TaskH
     checkTranslation(task);
     const cloned = await bookClone(task, ctx);
     try {
-      return await readBook(task, ctx, resolveVoice(task, cloned?.clone), started);
+      return await narrate(task, ctx, resolveVoice(task, cloned?.clone), started);
     } finally {
       // The book's own clone is removed at the engine however the book ends (a redelivery makes it again).
       if (cloned?.own === true && options.clones !== undefined) await removeTaskClone(options.clones, cloned.clone, log);

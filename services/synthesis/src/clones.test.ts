@@ -91,7 +91,7 @@ describe("clone.create, synthesize in a clone, clone.delete (match engine)", () 
     expect(Math.abs(hz - samplePitch) / samplePitch).toBeLessThanOrEqual(0.1);
 
     expect(await typed.request("clone.delete", { clone, account_id: "alice", request_id: "r3" })).toEqual({ ok: true, reply: { deleted: true } });
-  });
+  }, 120_000);
 
   it("refuses samples in plain words: not available, too short, not audio", async () => {
     const typed = await start();
