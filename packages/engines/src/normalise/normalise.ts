@@ -122,7 +122,9 @@ const ordinals: Step = (text, rules) => {
   return text.replace(ordinalPattern, (m: string, ...groups: unknown[]) => {
     const digits = groups.find((g): g is string => typeof g === "string" && /^\d+$/u.test(g));
     const n = Number(digits);
-    return digits === undefined || n < 1 || n > 1_000_000 ? m : ordinal(n);
+    if (digits === undefined || n < 1 || n > 1_000_000) return m;
+    // "2.ª" (Spanish, Portuguese, Italian) is feminine: "segunda", not "segundo".
+    return m.includes("ª") ? ordinal(n).replace(/o(?=\s|$)/gu, "a") : ordinal(n);
   });
 };
 
