@@ -55,7 +55,7 @@ const CASES: Record<Language, [string, string][]> = {
   ],
   Italian: [
     ["Costa 5 € o £2", "Costa 5 euro o 2 sterline"],
-    ["il 1º posto", "il primo posto"],
+    ["il 1º posto", "il 1º posto"],
     ["3.5 litri", "3,5 litri"],
     ["il 2026-11-01", "il primo novembre 2026"],
     ["Sig. Rossi, Dott. Bianchi, ecc.", "signor Rossi, dottor Bianchi, eccetera."],

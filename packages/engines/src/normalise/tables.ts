@@ -8,7 +8,6 @@ import * as de from "n2words/de-DE";
 import * as en from "n2words/en-US";
 import * as es from "n2words/es-ES";
 import * as fr from "n2words/fr-FR";
-import * as it from "n2words/it-IT";
 import * as nl from "n2words/nl-NL";
 import * as pt from "n2words/pt-PT";
 import * as ru from "n2words/ru-RU";
@@ -136,8 +135,7 @@ export const RULES: Record<Language, LanguageRules> = {
   Italian: {
     locale: "it",
     decimal: ",",
-    ordinal: ord(it.toOrdinal),
-    ordinalPattern: /\b(\d+)\.?[ºª°](?!\w)/gu,
+    // espeak-ng reads "1º" / "1ª" as "primo" / "prima" already.
     currency: {
       USD: { major: f("dollari", "dollaro"), minor: f("centesimi", "centesimo") },
       EUR: { major: f("euro"), minor: f("centesimi", "centesimo") },
