@@ -45,6 +45,15 @@ function date(rules: LanguageRules, year: string, month: number, day: number): s
 /** Abbreviations that end a list, and so often a sentence. */
 const LIST_ENDINGS = new Set(["etc.", "usw.", "enz.", "ecc.", "n.k.", "и т. д.", "и т.д.", "и т. п.", "др."]);
 
+/** The word just before `offset` in `text` ("am" in "am 3. Oktober"). */
+function wordBefore(text: string, offset: number): string {
+  return /(\p{L}+)\s*$/u.exec(text.slice(Math.max(0, offset - 40), offset))?.[1] ?? "";
+}
+
+function inflect(rules: LanguageRules, words: string, text: string, offset: number): string {
+  return rules.inflect ? rules.inflect(words, wordBefore(text, offset)) : words;
+}
+
 type Step = (text: string, rules: LanguageRules, language: Language) => string;
 
 const abbreviations: Step = (text, rules) => {
@@ -66,11 +75,15 @@ const groupedThousands: Step = (text) =>
 
 const dates: Step = (text, rules) =>
   text
-    .replace(new RegExp(`${NOT_WORD_BEFORE}(\\d{4})-(\\d{1,2})-(\\d{1,2})${NOT_WORD_AFTER}`, "gu"), (m, y: string, mo: string, d: string) => date(rules, y, Number(mo), Number(d)) ?? m)
-    .replace(new RegExp(`${NOT_WORD_BEFORE}(\\d{1,2})([/.])(\\d{1,2})\\2(\\d{4})${NOT_WORD_AFTER}`, "gu"), (m, a: string, _s: string, b: string, y: string) => {
+    .replace(new RegExp(`${NOT_WORD_BEFORE}(\\d{4})-(\\d{1,2})-(\\d{1,2})${NOT_WORD_AFTER}`, "gu"), (m, y: string, mo: string, d: string, at: number, whole: string) => {
+      const words = date(rules, y, Number(mo), Number(d));
+      return words === undefined ? m : inflect(rules, words, whole, at);
+    })
+    .replace(new RegExp(`${NOT_WORD_BEFORE}(\\d{1,2})([/.])(\\d{1,2})\\2(\\d{4})${NOT_WORD_AFTER}`, "gu"), (m, a: string, _s: string, b: string, y: string, at: number, whole: string) => {
       const [first, second] = [Number(a), Number(b)];
       const monthFirst = first > 12 ? false : second > 12 ? true : rules.monthFirst === true;
-      return (monthFirst ? date(rules, y, first, second) : date(rules, y, second, first)) ?? m;
+      const words = monthFirst ? date(rules, y, first, second) : date(rules, y, second, first);
+      return words === undefined ? m : inflect(rules, words, whole, at);
     });
 
 const times: Step = (text, rules, language) => {
@@ -94,7 +107,10 @@ const currencies: Step = (text, rules) => {
   const symbols = Object.keys(SYMBOLS).sort((a, b) => b.length - a.length).map(escape).join("|");
   return text
     .replace(new RegExp(`(${symbols})\\s?(${AMOUNT})(?![\\d])`, "gu"), (_m, s: string, amount: string) => money(rules, SYMBOLS[s] ?? "USD", amount))
-    .replace(new RegExp(`${NOT_WORD_BEFORE}(${AMOUNT})[\\s\\u00A0\\u202F]?(${symbols})`, "gu"), (_m, amount: string, s: string) => money(rules, SYMBOLS[s] ?? "USD", amount));
+    .replace(new RegExp(`${NOT_WORD_BEFORE}(${AMOUNT})[\\s\\u00A0\\u202F]?(${symbols})`, "gu"), (m, amount: string, s: string) => {
+      const currency = SYMBOLS[s] ?? "USD";
+      return rules.readsAfter?.includes(currency) ? m : money(rules, currency, amount);
+    });
 };
 
 const percentages: Step = (text, rules) => {
@@ -121,10 +137,12 @@ const ordinals: Step = (text, rules) => {
   if (ordinal === undefined || ordinalPattern === undefined) return text;
   return text.replace(ordinalPattern, (m: string, ...groups: unknown[]) => {
     const digits = groups.find((g): g is string => typeof g === "string" && /^\d+$/u.test(g));
+    const at = groups.find((g): g is number => typeof g === "number") ?? 0;
     const n = Number(digits);
     if (digits === undefined || n < 1 || n > 1_000_000) return m;
     // "2.ª" (Spanish, Portuguese, Italian) is feminine: "segunda", not "segundo".
-    return m.includes("ª") ? ordinal(n).replace(/o(?=\s|$)/gu, "a") : ordinal(n);
+    const words = m.includes("ª") ? ordinal(n).replace(/o(?=\s|$)/gu, "a") : ordinal(n);
+    return inflect(rules, words, text, at);
   });
 };
 

@@ -51,7 +51,7 @@ const SPOKEN: [Language, string, string, string][] = [
   ["English", "en-us", "12 km", "twelve kilometres"],
   ["French", "fr-fr", "Il coûte $5.", "Il coûte cinq dollars."],
   ["French", "fr-fr", "le 2026-11-28", "le vingt-huit novembre deux mille vingt-six"],
-  ["German", "de", "am 3. Oktober", "am dritte Oktober"],
+  ["German", "de", "am 3. Oktober", "am dritten Oktober"],
   ["German", "de", "Es kostet $5.", "Es kostet fünf Dollar."],
   ["German", "de", "z. B. 12 km", "zum Beispiel zwölf Kilometer"],
   ["Spanish", "es", "Cuesta $5.", "Cuesta cinco dólares."],

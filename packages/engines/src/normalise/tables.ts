@@ -26,6 +26,8 @@ export interface LanguageRules {
   decimalWord?: string;
   /** Ordinal words (n2words), where the language writes ordinals with digits. */
   ordinal?: (n: number) => string;
+  /** Declines an ordinal by the word before it (German "am dritten", "der dritte"). */
+  inflect?: (ordinal: string, wordBefore: string) => string;
   /** Ordinal numerals of the language: group 1 is the number. */
   ordinalPattern?: RegExp;
   /** Word(s) for "%" after the number, where the engine drops or anglicises it. */
@@ -35,6 +37,8 @@ export interface LanguageRules {
   /** Currency words: major and minor units, and whether the unit goes before the amount. */
   currency: Record<Currency, { major: Forms; minor: Forms }>;
   unitFirst?: boolean;
+  /** Currencies whose symbol after the amount ("5 €") the engine reads well: left as written. */
+  readsAfter?: readonly Currency[];
   /** Joins major and minor amounts ("3 pounds and 20 pence"). */
   and: string;
   /** Month names, January first. */
@@ -69,8 +73,7 @@ export const RULES: Record<Language, LanguageRules> = {
   English: {
     locale: "en",
     decimal: ".",
-    ordinal: ord(en.toOrdinal),
-    ordinalPattern: /\b(\d+)(?:st|nd|rd|th)\b/gu,
+    // "1st", "21st", "103rd" are read as ordinals by espeak-ng, flite and festival: no ordinal rule.
     currency: {
       USD: { major: f("dollars", "dollar"), minor: f("cents", "cent") },
       EUR: { major: f("euros", "euro"), minor: f("cents", "cent") },
@@ -80,11 +83,12 @@ export const RULES: Record<Language, LanguageRules> = {
     months: latinMonths.en,
     date: (d, m, y) => `${m} ${en.toOrdinal(Number(d))}, ${y}`,
     monthFirst: true,
-    abbreviations: { "e.g.": "for example", "i.e.": "that is", "etc.": "et cetera", "Dr.": "Doctor", "Mr.": "Mister", "Mrs.": "Missus", "vs.": "versus", "approx.": "approximately" },
+    abbreviations: { "e.g.": "for example", "i.e.": "that is", "etc.": "et cetera", "Dr.": "Doctor", "vs.": "versus", "approx.": "approximately" },
     units: { km: f("kilometres", "kilometre"), kg: f("kilograms", "kilogram"), cm: f("centimetres", "centimetre"), mm: f("millimetres", "millimetre") },
   },
   French: {
     locale: "fr",
+    readsAfter: ["EUR"],
     decimal: ",",
     ordinal: (n) => (n === 1 ? "premier" : fr.toOrdinal(n)),
     ordinalPattern: /\b(\d+)(?:er|re|ère|e|ème|è)\b/gu,
@@ -101,6 +105,7 @@ export const RULES: Record<Language, LanguageRules> = {
   },
   German: {
     locale: "de",
+    readsAfter: ["EUR"],
     decimal: ",",
     ordinal: ord(de.toOrdinal),
     // "3." is an ordinal before a month or after an article or preposition ("am 3. Oktober", "der 2. Platz").
@@ -113,11 +118,13 @@ export const RULES: Record<Language, LanguageRules> = {
     and: "und",
     months: latinMonths.de,
     date: (d, m, y) => `${de.toOrdinal(Number(d))} ${m} ${y}`,
+    inflect: (ordinal, before) => (/^(?:am|im|zum|vom|beim|dem|den|des|ab|bis|seit)$/iu.test(before) ? `${ordinal.replace(/(\S+)/u, "$1n")}` : ordinal),
     abbreviations: { "z. B.": "zum Beispiel", "z.B.": "zum Beispiel", "usw.": "und so weiter", "bzw.": "beziehungsweise", "d. h.": "das heißt", "d.h.": "das heißt", "Dr.": "Doktor", "Hr.": "Herr", "Fr.": "Frau", "ca.": "circa", "etc.": "et cetera" },
     units: { km: f("Kilometer"), kg: f("Kilogramm"), cm: f("Zentimeter"), mm: f("Millimeter") },
   },
   Spanish: {
     locale: "es",
+    readsAfter: ["EUR"],
     decimal: ",",
     ordinal: ord(es.toOrdinal),
     ordinalPattern: /\b(\d+)\.?[ºª°](?!\w)/gu,
@@ -134,6 +141,7 @@ export const RULES: Record<Language, LanguageRules> = {
   },
   Italian: {
     locale: "it",
+    readsAfter: ["EUR"],
     decimal: ",",
     // espeak-ng reads "1º" / "1ª" as "primo" / "prima" already.
     currency: {
@@ -144,11 +152,12 @@ export const RULES: Record<Language, LanguageRules> = {
     and: "e",
     months: latinMonths.it,
     date: (d, m, y) => `${d === "1" ? "primo" : num(d)} ${m} ${y}`,
-    abbreviations: { "ecc.": "eccetera", "etc.": "eccetera", "Sig.": "signor", "Sig.ra": "signora", "Dott.": "dottor", "Dott.ssa": "dottoressa", "p. es.": "per esempio", "Dr.": "dottor" },
+    abbreviations: { "ecc.": "eccetera", "etc.": "eccetera", "Sig.": "signor", "Sig.ra": "signora", "Dott.": "dottor", "Dott.ssa": "dottoressa", "p. es.": "per esempio" },
     units: { km: f("chilometri", "chilometro"), kg: f("chili", "chilo"), cm: f("centimetri", "centimetro") },
   },
   Portuguese: {
     locale: "pt",
+    readsAfter: ["EUR"],
     decimal: ",",
     ordinal: ord(pt.toOrdinal),
     ordinalPattern: /\b(\d+)\.?[ºª°](?!\w)/gu,
@@ -160,7 +169,7 @@ export const RULES: Record<Language, LanguageRules> = {
     and: "e",
     months: latinMonths.pt,
     date: (d, m, y) => `${num(d)} de ${m} de ${y}`,
-    abbreviations: { "Sr.": "senhor", "Sra.": "senhora", "Dr.": "doutor", "Dra.": "doutora", "p. ex.": "por exemplo", "etc.": "etcétera" },
+    abbreviations: { "Sr.": "senhor", "Sra.": "senhora", "Dra.": "doutora", "p. ex.": "por exemplo", "etc.": "etcétera" },
     units: { km: f("quilómetros", "quilómetro"), kg: f("quilos", "quilo"), cm: f("centímetros", "centímetro") },
   },
   Dutch: {
