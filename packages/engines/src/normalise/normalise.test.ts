@@ -31,8 +31,7 @@ const CASES: Record<Language, [string, string][]> = {
     ["le 01/12/2026", "le premier décembre 2026"],
     ["à 2:30 pm", "à 14:30"],
     ["M. Dupont, Mme Durand, p. ex.", "Monsieur Dupont, Madame Durand, par exemple."],
-    ["1 000 000", "1000000"],
-    ["3,5 50 % 14:30 12 km 5 €", "3,5 50 % 14:30 12 km 5 €"],
+    ["3,5 50 % 14:30 12 km 5 € 1 000 000", "3,5 50 % 14:30 12 km 5 € 1 000 000"],
   ],
   German: [
     ["Es kostet 5 € oder $5 oder €2,50.", "Es kostet 5 € oder 5 Dollar oder 2 Euro und 50 Cent."],
@@ -47,6 +46,7 @@ const CASES: Record<Language, [string, string][]> = {
   ],
   Spanish: [
     ["Cuesta 5 € o $1.", "Cuesta 5 € o 1 dólar."],
+    ["1 000 000 personas", "1000000 personas"],
     ["el 1.º y la 2.ª", "el primero y la segunda"],
     ["3.5 litros", "3,5 litros"],
     ["el 2026-11-28", "el 28 de noviembre de 2026"],

@@ -11,8 +11,26 @@ function escape(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
 }
 
+const pluralRules = new Map<string, Intl.PluralRules>();
+/** Patterns built once per source (the per-language ones from the tables). */
+const patterns = new Map<string, RegExp>();
+function pattern(source: string, flags = "gu"): RegExp {
+  const key = `${flags}/${source}`;
+  let compiled = patterns.get(key);
+  if (compiled === undefined) {
+    compiled = new RegExp(source, flags);
+    patterns.set(key, compiled);
+  }
+  return compiled;
+}
+
 function plural(rules: LanguageRules, forms: Forms, n: number): string {
-  const category = new Intl.PluralRules(rules.locale).select(n);
+  let select = pluralRules.get(rules.locale);
+  if (select === undefined) {
+    select = new Intl.PluralRules(rules.locale);
+    pluralRules.set(rules.locale, select);
+  }
+  const category = select.select(n);
   return forms[category] ?? forms.other;
 }
 
@@ -60,8 +78,8 @@ const abbreviations: Step = (text, rules) => {
   const keys = Object.keys(rules.abbreviations).sort((a, b) => b.length - a.length);
   if (keys.length === 0) return text;
   // A key that ends with a letter must not run into a following letter; one ending with "." may end a sentence.
-  const pattern = new RegExp(`${NOT_WORD_BEFORE}(${keys.map(escape).join("|")})(?=$|[\\s,;:!?)\\]"'»”]|(?<=\\.))`, "gu");
-  return text.replace(pattern, (match: string, key: string, offset: number, whole: string) => {
+  const matcher = pattern(`${NOT_WORD_BEFORE}(${keys.map(escape).join("|")})(?=$|[\\s,;:!?)\\]"'»”]|(?<=\\.))`, "gu");
+  return text.replace(matcher, (match: string, key: string, offset: number, whole: string) => {
     const words = rules.abbreviations[key] ?? match;
     // "etc." at the end of a sentence keeps its full stop; a title before a name ("Dr. Smith") does not.
     const rest = whole.slice(offset + match.length);
@@ -70,16 +88,16 @@ const abbreviations: Step = (text, rules) => {
   });
 };
 
-const groupedThousands: Step = (text) =>
-  text.replace(new RegExp(`${NOT_WORD_BEFORE}(\\d{1,3}(?:[\\u00A0\\u202F ]\\d{3})+)(?![\\d.,]\\d)${NOT_WORD_AFTER}`, "gu"), (m) => m.replace(/[\u00A0\u202F ]/g, ""));
+const groupedThousands: Step = (text, rules) =>
+  rules.readsSpacedThousands ? text : text.replace(pattern(`${NOT_WORD_BEFORE}(\\d{1,3}(?:[\\u00A0\\u202F ]\\d{3})+)(?![\\d.,]\\d)${NOT_WORD_AFTER}`, "gu"), (m) => m.replace(/[\u00A0\u202F ]/g, ""));
 
 const dates: Step = (text, rules) =>
   text
-    .replace(new RegExp(`${NOT_WORD_BEFORE}(\\d{4})-(\\d{1,2})-(\\d{1,2})${NOT_WORD_AFTER}`, "gu"), (m, y: string, mo: string, d: string, at: number, whole: string) => {
+    .replace(pattern(`${NOT_WORD_BEFORE}(\\d{4})-(\\d{1,2})-(\\d{1,2})${NOT_WORD_AFTER}`, "gu"), (m, y: string, mo: string, d: string, at: number, whole: string) => {
       const words = date(rules, y, Number(mo), Number(d));
       return words === undefined ? m : inflect(rules, words, whole, at);
     })
-    .replace(new RegExp(`${NOT_WORD_BEFORE}(\\d{1,2})([/.])(\\d{1,2})\\2(\\d{4})${NOT_WORD_AFTER}`, "gu"), (m, a: string, _s: string, b: string, y: string, at: number, whole: string) => {
+    .replace(pattern(`${NOT_WORD_BEFORE}(\\d{1,2})([/.])(\\d{1,2})\\2(\\d{4})${NOT_WORD_AFTER}`, "gu"), (m, a: string, _s: string, b: string, y: string, at: number, whole: string) => {
       const [first, second] = [Number(a), Number(b)];
       const monthFirst = first > 12 ? false : second > 12 ? true : rules.monthFirst === true;
       const words = monthFirst ? date(rules, y, first, second) : date(rules, y, second, first);
@@ -89,7 +107,7 @@ const dates: Step = (text, rules) =>
 const times: Step = (text, rules, language) => {
   const withMeridiem = language === "English"
     ? text
-    : text.replace(new RegExp(`${NOT_WORD_BEFORE}(\\d{1,2})(?::(\\d{2}))?\\s?([ap])\\.?\\s?m\\.?(?![\\p{L}])`, "giu"), (m, h: string, mi: string | undefined, ap: string) => {
+    : text.replace(pattern(`${NOT_WORD_BEFORE}(\\d{1,2})(?::(\\d{2}))?\\s?([ap])\\.?\\s?m\\.?(?![\\p{L}])`, "giu"), (m, h: string, mi: string | undefined, ap: string) => {
         const hour = Number(h);
         if (hour < 1 || hour > 12) return m;
         const h24 = (hour % 12) + (ap.toLowerCase() === "p" ? 12 : 0);
@@ -97,7 +115,7 @@ const times: Step = (text, rules, language) => {
       });
   const time = rules.time;
   if (time === undefined) return withMeridiem;
-  return withMeridiem.replace(new RegExp(`${NOT_WORD_BEFORE}(\\d{1,2}):(\\d{2})(?![\\d:])`, "gu"), (m, h: string, mi: string) => {
+  return withMeridiem.replace(pattern(`${NOT_WORD_BEFORE}(\\d{1,2}):(\\d{2})(?![\\d:])`, "gu"), (m, h: string, mi: string) => {
     const [hour, minute] = [Number(h), Number(mi)];
     return hour > 24 || minute > 59 ? m : time(hour, minute);
   });
@@ -106,8 +124,9 @@ const times: Step = (text, rules, language) => {
 const currencies: Step = (text, rules) => {
   const symbols = Object.keys(SYMBOLS).sort((a, b) => b.length - a.length).map(escape).join("|");
   return text
-    .replace(new RegExp(`(${symbols})\\s?(${AMOUNT})(?![\\d])`, "gu"), (_m, s: string, amount: string) => money(rules, SYMBOLS[s] ?? "USD", amount))
-    .replace(new RegExp(`${NOT_WORD_BEFORE}(${AMOUNT})[\\s\\u00A0\\u202F]?(${symbols})`, "gu"), (m, amount: string, s: string) => {
+    // A symbol right after an amount ("5 € 10") belongs to that amount, not to the number after it.
+    .replace(pattern(`(?<!\\d[\\s\\u00A0\\u202F]?)(${symbols})\\s?(${AMOUNT})(?![\\d])`, "gu"), (_m, s: string, amount: string) => money(rules, SYMBOLS[s] ?? "USD", amount))
+    .replace(pattern(`${NOT_WORD_BEFORE}(${AMOUNT})[\\s\\u00A0\\u202F]?(${symbols})`, "gu"), (m, amount: string, s: string) => {
       const currency = SYMBOLS[s] ?? "USD";
       return rules.readsAfter?.includes(currency) ? m : money(rules, currency, amount);
     });
@@ -116,7 +135,7 @@ const currencies: Step = (text, rules) => {
 const percentages: Step = (text, rules) => {
   const { percent, percentBefore } = rules;
   if (percent === undefined && percentBefore === undefined) return text;
-  return text.replace(new RegExp(`${NOT_WORD_BEFORE}(\\d+(?:[.,]\\d+)?)[\\s\\u00A0\\u202F]?%`, "gu"), (_m, n: string) =>
+  return text.replace(pattern(`${NOT_WORD_BEFORE}(\\d+(?:[.,]\\d+)?)[\\s\\u00A0\\u202F]?%`, "gu"), (_m, n: string) =>
     percentBefore !== undefined ? `${percentBefore}${n}` : `${n} ${percent ?? ""}`.trimEnd(),
   );
 };
@@ -124,7 +143,7 @@ const percentages: Step = (text, rules) => {
 const units: Step = (text, rules) => {
   const keys = Object.keys(rules.units);
   if (keys.length === 0) return text;
-  return text.replace(new RegExp(`${NOT_WORD_BEFORE}(\\d+(?:[.,]\\d+)?)[\\s\\u00A0]?(${keys.map(escape).join("|")})${NOT_WORD_AFTER}(?!\\.\\w)`, "gu"), (m, n: string, unit: string) => {
+  return text.replace(pattern(`${NOT_WORD_BEFORE}(\\d+(?:[.,]\\d+)?)[\\s\\u00A0]?(${keys.map(escape).join("|")})${NOT_WORD_AFTER}(?!\\.\\w)`, "gu"), (m, n: string, unit: string) => {
     const forms = rules.units[unit];
     if (forms === undefined) return m;
     const integer = /^\d+$/u.test(n) ? Number(n) : 2;
@@ -149,11 +168,11 @@ const ordinals: Step = (text, rules) => {
 const decimals: Step = (text, rules) => {
   const other = rules.decimal === "." ? "," : ".";
   // "3,5" in English or "3.5" in German: one or two fraction digits only (three would be a thousands group).
-  const foreign = new RegExp(`${NOT_WORD_BEFORE}(\\d+)${escape(other)}(\\d{1,2})(?![\\d]|[.,]\\d)`, "gu");
+  const foreign = pattern(`${NOT_WORD_BEFORE}(\\d+)${escape(other)}(\\d{1,2})(?![\\d]|[.,]\\d)`, "gu");
   let out = text.replace(foreign, (_m, i: string, fr: string) => `${i}${rules.decimal}${fr}`);
   if (rules.decimalWord !== undefined) {
     const word = rules.decimalWord;
-    out = out.replace(new RegExp(`${NOT_WORD_BEFORE}(\\d+)\\.(\\d+)(?![\\d]|\\.\\d)`, "gu"), (_m, i: string, fr: string) => `${i}${word}${fr}`);
+    out = out.replace(pattern(`${NOT_WORD_BEFORE}(\\d+)\\.(\\d+)(?![\\d]|\\.\\d)`, "gu"), (_m, i: string, fr: string) => `${i}${word}${fr}`);
   }
   return out;
 };

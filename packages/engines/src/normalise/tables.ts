@@ -39,6 +39,8 @@ export interface LanguageRules {
   unitFirst?: boolean;
   /** Currencies whose symbol after the amount ("5 €") the engine reads well: left as written. */
   readsAfter?: readonly Currency[];
+  /** The engine reads thousands grouped with spaces ("1 000 000" as one million): left as written. */
+  readsSpacedThousands?: boolean;
   /** Joins major and minor amounts ("3 pounds and 20 pence"). */
   and: string;
   /** Month names, January first. */
@@ -88,6 +90,7 @@ export const RULES: Record<Language, LanguageRules> = {
   },
   French: {
     locale: "fr",
+    readsSpacedThousands: true,
     readsAfter: ["EUR"],
     decimal: ",",
     ordinal: (n) => (n === 1 ? "premier" : fr.toOrdinal(n)),
@@ -105,6 +108,7 @@ export const RULES: Record<Language, LanguageRules> = {
   },
   German: {
     locale: "de",
+    readsSpacedThousands: true,
     readsAfter: ["EUR"],
     decimal: ",",
     ordinal: ord(de.toOrdinal),
@@ -174,6 +178,7 @@ export const RULES: Record<Language, LanguageRules> = {
   },
   Dutch: {
     locale: "nl",
+    readsSpacedThousands: true,
     decimal: ",",
     ordinal: ord(nl.toOrdinal),
     ordinalPattern: /\b(\d+)(?:e|ste|de)\b/gu,
