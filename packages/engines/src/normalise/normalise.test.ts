@@ -25,7 +25,7 @@ const CASES: Record<Language, [string, string][]> = {
   French: [
     ["Il coûte 5 € ou $5.", "Il coûte 5 € ou 5 dollars."],
     ["£3.20", "3 livres et 20 pence"],
-    ["le 1er et la 2e", "le premier et la deuxième"],
+    ["le 1er et la 2e", "le 1er et la deuxième"],
     ["3.5 litres", "3,5 litres"],
     ["le 2026-11-28", "le 28 novembre 2026"],
     ["le 01/12/2026", "le premier décembre 2026"],
@@ -47,10 +47,10 @@ const CASES: Record<Language, [string, string][]> = {
   Spanish: [
     ["Cuesta 5 € o $1.", "Cuesta 5 € o 1 dólar."],
     ["1 000 000 personas", "1000000 personas"],
-    ["el 1.º y la 2.ª", "el primero y la segunda"],
+    ["el 1.º y la 2.ª, el 1º", "el primero y la segunda, el 1º"],
     ["3.5 litros", "3,5 litros"],
     ["el 2026-11-28", "el 28 de noviembre de 2026"],
-    ["Sra. García, p. ej. perros, etc.", "señora García, por ejemplo perros, etcétera."],
+    ["Sra. García, p. ej. perros, etc.", "Sra. García, por ejemplo perros, etcétera."],
     ["12 km", "12 kilómetros"],
   ],
   Italian: [
@@ -63,10 +63,10 @@ const CASES: Record<Language, [string, string][]> = {
   ],
   Portuguese: [
     ["Custa 5 € ou $1,50", "Custa 5 € ou 1 dólar e 50 cêntimos"],
-    ["o 1º lugar", "o primeiro lugar"],
+    ["o 1º lugar", "o 1º lugar"],
     ["3.5 litros", "3,5 litros"],
     ["em 28/11/2026", "em 28 de novembro de 2026"],
-    ["Sr. Silva, Dra. Costa, Dr. Sousa", "senhor Silva, doutora Costa, Dr. Sousa"],
+    ["Sr. Silva, Sra. Costa, Dr. Sousa", "senhor Silva, senhora Costa, Dr. Sousa"],
     ["12 km e 1 kg", "12 quilómetros e 1 quilo"],
   ],
   Dutch: [

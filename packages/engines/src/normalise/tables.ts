@@ -9,7 +9,6 @@ import * as en from "n2words/en-US";
 import * as es from "n2words/es-ES";
 import * as fr from "n2words/fr-FR";
 import * as nl from "n2words/nl-NL";
-import * as pt from "n2words/pt-PT";
 import * as ru from "n2words/ru-RU";
 import type { Language } from "../languages.ts";
 
@@ -94,7 +93,8 @@ export const RULES: Record<Language, LanguageRules> = {
     readsAfter: ["EUR"],
     decimal: ",",
     ordinal: (n) => (n === 1 ? "premier" : fr.toOrdinal(n)),
-    ordinalPattern: /\b(\d+)(?:er|re|ère|e|ème|è)\b/gu,
+    // "1er" is read "premier"; "1re", "2e", "3ème" are not.
+    ordinalPattern: /\b(\d+)(?:re|ère|e|ème|è)\b/gu,
     currency: {
       USD: { major: f("dollars", "dollar"), minor: f("cents", "cent") },
       EUR: { major: f("euros", "euro"), minor: f("centimes", "centime") },
@@ -131,7 +131,8 @@ export const RULES: Record<Language, LanguageRules> = {
     readsAfter: ["EUR"],
     decimal: ",",
     ordinal: ord(es.toOrdinal),
-    ordinalPattern: /\b(\d+)\.?[ºª°](?!\w)/gu,
+    // "1º" / "2ª" are read "primero" / "segunda"; "1.º" is read "uno punto o".
+    ordinalPattern: /\b(\d+)\.[ºª](?!\w)/gu,
     currency: {
       USD: { major: f("dólares", "dólar"), minor: f("centavos", "centavo") },
       EUR: { major: f("euros", "euro"), minor: f("céntimos", "céntimo") },
@@ -140,7 +141,7 @@ export const RULES: Record<Language, LanguageRules> = {
     and: "con",
     months: latinMonths.es,
     date: (d, m, y) => `${num(d)} de ${m} de ${y}`,
-    abbreviations: { "etc.": "etcétera", "p. ej.": "por ejemplo", "Sra.": "señora", "Srta.": "señorita", "Dra.": "doctora", "Ud.": "usted", "Uds.": "ustedes" },
+    abbreviations: { "etc.": "etcétera", "p. ej.": "por ejemplo" },
     units: { km: f("kilómetros", "kilómetro"), cm: f("centímetros", "centímetro") },
   },
   Italian: {
@@ -163,8 +164,7 @@ export const RULES: Record<Language, LanguageRules> = {
     locale: "pt",
     readsAfter: ["EUR"],
     decimal: ",",
-    ordinal: ord(pt.toOrdinal),
-    ordinalPattern: /\b(\d+)\.?[ºª°](?!\w)/gu,
+    // "1º" / "2ª" are read "primeiro" / "segunda" already.
     currency: {
       USD: { major: f("dólares", "dólar"), minor: f("cêntimos", "cêntimo") },
       EUR: { major: f("euros", "euro"), minor: f("cêntimos", "cêntimo") },
@@ -173,7 +173,7 @@ export const RULES: Record<Language, LanguageRules> = {
     and: "e",
     months: latinMonths.pt,
     date: (d, m, y) => `${num(d)} de ${m} de ${y}`,
-    abbreviations: { "Sr.": "senhor", "Sra.": "senhora", "Dra.": "doutora", "p. ex.": "por exemplo", "etc.": "etcétera" },
+    abbreviations: { "Sr.": "senhor", "Sra.": "senhora", "p. ex.": "por exemplo", "etc.": "etcétera" },
     units: { km: f("quilómetros", "quilómetro"), kg: f("quilos", "quilo"), cm: f("centímetros", "centímetro") },
   },
   Dutch: {
@@ -242,6 +242,7 @@ export const RULES: Record<Language, LanguageRules> = {
   },
   Arabic: {
     locale: "ar",
+    readsAfter: ["EUR"],
     decimal: ".",
     percent: "بالمئة",
     currency: {
@@ -252,7 +253,7 @@ export const RULES: Record<Language, LanguageRules> = {
     and: "و",
     months: ["يناير", "فبراير", "مارس", "أبريل", "مايو", "يونيو", "يوليو", "أغسطس", "سبتمبر", "أكتوبر", "نوفمبر", "ديسمبر"],
     date: (d, m, y) => `${num(d)} ${m} ${y}`,
-    abbreviations: { "د.": "دكتور", "كم": "كيلومتر", "كغ": "كيلوغرام" },
+    abbreviations: {},
     units: { km: f("كيلومتر"), kg: f("كيلوغرام") },
   },
   Hindi: {
