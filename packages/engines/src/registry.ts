@@ -14,6 +14,7 @@ import {
   type TtsErrorCode,
 } from "./errors.ts";
 import { isLanguage, LANGUAGES, type Language } from "./languages.ts";
+import { normaliseText } from "./normalise/index.ts";
 import { SELF_TEST_SENTENCES, selfTestWord } from "./samples.ts";
 import { LANGUAGE_SCRIPTS, SCRIPT_LANGUAGE, splitScriptRuns, type Script } from "./scripts.ts";
 import { prepareText, splitText } from "./text.ts";
@@ -294,8 +295,9 @@ export function createTtsRegistry(given: readonly TtsEngine[], options: TtsRegis
   }
 
   async function speak(primary: Entry, request: SynthesizeRequest): Promise<SynthesisResult> {
-    const text = prepareText(request.text);
     const language = primary.voice.language;
+    // Written forms the engines misread ("$5", "2026-11-28", "3,5") become words of the language first.
+    const text = prepareText(normaliseText(request.text, language));
     const chain = [primary, ...live(language).filter((e) => e !== primary)];
     const outPath = outputPath(request.outPath);
     // Group the text's script runs by the voices that can read them.

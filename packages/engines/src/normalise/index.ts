@@ -1,0 +1,1 @@
+export { normaliseText } from "./normalise.ts";
