@@ -145,7 +145,7 @@ export const UpdateAudioBookSchema = z
       .optional()
       .openapi({
         description:
-          "Public http(s) URI of the cover image; null removes the cover. On a completed book the stored file is wrapped again with the new cover (no new speech): the next read's `localized_file` carries it.",
+          "Public http(s) URI of the cover image; null removes the cover. This changes the record's field; the cover embedded in the book file is the one given when the book was created (`audio_book_cover` of the create body).",
       }),
   })
   .openapi("UpdateAudioBook");
