@@ -115,6 +115,28 @@ describe("audio books with chapters, formats and covers (real engines and ffmpeg
     expect(end.warnings).toEqual([]);
   }, 400_000);
 
+  it("Markdown: the text handed to the engine has no marks, no code and no link targets", async () => {
+    const spokenTexts: string[] = [];
+    const tts = Object.create(stack.tts) as typeof stack.tts;
+    tts.resolve = (language, voice) => {
+      const resolved = stack.tts.resolve(language, voice);
+      const engine = Object.create(resolved.engine) as typeof resolved.engine;
+      engine.synthesize = (request) => {
+        spokenTexts.push(request.text);
+        return resolved.engine.synthesize(request);
+      };
+      return { ...resolved, engine };
+    };
+    const h = await createBookHarness(stack);
+    cleanups.push(h.cleanup);
+    await h.service({ tts }).start();
+    const id = await h.publish({ file: await h.writeInput("marks.md", MARKDOWN_BOOK) });
+    expect((await h.waitForEnd(id, 300_000)).status).toBe("completed");
+    const spoken = spokenTexts.join("\n");
+    expect(spoken).toContain("guide to lamps");
+    for (const never of ["**", "](", "https://", "never spoken", "```", "~~", "|------|", "# "]) expect(spoken).not.toContain(never);
+  }, 400_000);
+
   it("embeds the cover as the attached picture; a cover that cannot be fetched leaves the book without one and says why", async () => {
     const h = await harness();
     const cover = join(h.mediaRoot, "cover.png");
