@@ -10,6 +10,9 @@ export type TaskStatus = (typeof TASK_STATUSES)[number];
 export const SUBTITLE_MODES = ["burn_in", "side_file"] as const;
 export const SUBTITLE_FORMATS = ["srt", "vtt"] as const;
 export const AUDIO_FORMATS = ["mp3", "wav", "ogg", "flac"] as const;
+/** What an audio book is written as: MP3 with ID3v2 chapters, or M4B (AAC in MP4) with chapter markers. */
+export const AUDIO_BOOK_FORMATS = ["mp3", "m4b"] as const;
+export type AudioBookFormat = (typeof AUDIO_BOOK_FORMATS)[number];
 export type AudioFormat = (typeof AUDIO_FORMATS)[number];
 /** How a translation pair is translated: rule-based (Apertium), a neural MT model, or a general language model. */
 export const TRANSLATION_QUALITIES = ["rule-based", "neural", "llm"] as const;
@@ -57,6 +60,14 @@ const taskFields = {
 
 /* ------------------------------------------------------------ audio books */
 
+export const AudioBookChapterSchema = z
+  .object({
+    title: z.string().openapi({ description: "The chapter's title (translated with the book)." }),
+    start_seconds: z.number().min(0).openapi({ description: "Where the chapter starts in `localized_file`, in seconds." }),
+    end_seconds: z.number().min(0).openapi({ description: "Where it ends, in seconds (the next chapter's start; the book's end for the last)." }),
+  })
+  .openapi("AudioBookChapter");
+
 export const AudioBookSchema = z
   .object({
     id: z.string().uuid(),
@@ -65,6 +76,19 @@ export const AudioBookSchema = z
     source_language: LanguageSchema,
     target_language: LanguageSchema,
     audio_book_cover: z.string().nullable().openapi({ description: "Public URI of the cover image." }),
+    output_format: z.enum(AUDIO_BOOK_FORMATS).openapi({
+      description: "Extension to the contract: what `localized_file` is, `mp3` (ID3v2.3 chapters, tags and cover) or `m4b` (AAC in MP4 with chapter markers, tags and cover).",
+    }),
+    chapters: z
+      .array(AudioBookChapterSchema)
+      .nullable()
+      .openapi({
+        description:
+          "Extension to the contract: the chapters of the finished book, in order (the source's headings, or the table of contents of an EPUB; a text without headings is cut into parts of about 30 minutes, titled \"Part N\" in the target language); they span the whole book. Null until the book completes.",
+      }),
+    warnings: z.array(z.string()).openapi({
+      description: "Extension to the contract: what did not go as asked without failing the book, in plain words (a cover that could not be fetched or was refused). Empty when nothing went wrong.",
+    }),
     ...taskFields,
   })
   .openapi("AudioBook");
@@ -96,6 +120,20 @@ export const CreateAudioBookSchema = z
         description:
           "Public URL of a sample voice audio (or a MEDIA_ROOT path, or `upload:<id>`): 3 s to 5 min of speech. Used only when use_voice_clone is true, and required then. You must have the speaker's permission.",
       }),
+    output_format: pyEnum(AUDIO_BOOK_FORMATS)
+      .optional()
+      .openapi({
+        description:
+          "Extension to the contract: `mp3` (default; ID3v2.3 chapters, tags and cover) or `m4b` (AAC in MP4 with chapter markers, tags and cover; `localized_file` is then `audio/mp4` with an `.m4b` name).",
+        default: "mp3",
+      }),
+    audio_book_cover: pyHttpUrl()
+      .nullable()
+      .optional()
+      .openapi({
+        description:
+          "Extension to the contract: public http(s) URI of a JPEG or PNG cover, embedded as the book file's attached picture. One that cannot be fetched or is refused leaves the book without a cover and says so in `warnings`.",
+      }),
   })
   .openapi("CreateAudioBook");
 
@@ -105,7 +143,10 @@ export const UpdateAudioBookSchema = z
     audio_book_cover: pyHttpUrl()
       .nullable()
       .optional()
-      .openapi({ description: "Public http(s) URI of the cover image; null removes the cover." }),
+      .openapi({
+        description:
+          "Public http(s) URI of the cover image; null removes the cover. This changes the record's field; the cover embedded in the book file is the one given when the book was created (`audio_book_cover` of the create body).",
+      }),
   })
   .openapi("UpdateAudioBook");
 

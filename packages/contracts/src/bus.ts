@@ -4,7 +4,7 @@
  */
 import { z } from "zod";
 import { LANGUAGES } from "./languages.ts";
-import { AUDIO_FORMATS, SUBTITLE_FORMATS, SUBTITLE_MODES, TASK_STATUSES, TRANSLATION_QUALITIES } from "./api.ts";
+import { AUDIO_BOOK_FORMATS, AUDIO_FORMATS, SUBTITLE_FORMATS, SUBTITLE_MODES, TASK_STATUSES, TRANSLATION_QUALITIES } from "./api.ts";
 
 export const TASK_KINDS = ["audiobook", "voice-stream", "subtitle"] as const;
 export type TaskKind = (typeof TASK_KINDS)[number];
@@ -199,6 +199,10 @@ export const AudioBookWorkSchema = z.object({
   voice_clone_sample: z.string().nullable(),
   /** The caller's clone named by `preset_voice_name: "clone:<id>"`, resolved by the gateway; absent in messages of older gateways. */
   clone: ClonedVoiceSchema.nullable().optional(),
+  /** What the book file is written as; absent in messages of older gateways (mp3). */
+  output_format: z.enum(AUDIO_BOOK_FORMATS).optional(),
+  /** The cover to embed (fetched like the file); absent or null: none. */
+  audio_book_cover: z.string().nullable().optional(),
 });
 
 export const VoiceStreamWorkSchema = z.object({
@@ -237,6 +241,10 @@ export const TaskEventSchema = z.object({
   result_key: z.string().nullable().optional(),
   /** Blob key of a subtitle file (completed subtitle jobs). */
   subtitle_key: z.string().nullable().optional(),
+  /** The chapters of a finished audio book (completed), as the record shows them. */
+  chapters: z.array(z.object({ title: z.string(), start_seconds: z.number().min(0), end_seconds: z.number().min(0) })).optional(),
+  /** What went wrong without failing the task, in plain words (completed). */
+  warnings: z.array(z.string()).optional(),
   at: z.string().datetime(),
 });
 export type TaskEvent = z.infer<typeof TaskEventSchema>;

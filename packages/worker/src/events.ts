@@ -20,7 +20,13 @@ export interface DeliveryEventsOptions {
 }
 
 export type TerminalEvent =
-  | { status: "completed"; resultKey: string | null; subtitleKey?: string | null }
+  | {
+      status: "completed";
+      resultKey: string | null;
+      subtitleKey?: string | null;
+      chapters?: Array<{ title: string; start_seconds: number; end_seconds: number }>;
+      warnings?: string[];
+    }
   | { status: "failed"; error: string };
 
 /**
@@ -120,6 +126,8 @@ export class DeliveryEvents {
             ...this.event("completed", 100, seq),
             result_key: terminal.resultKey,
             ...(terminal.subtitleKey === undefined ? {} : { subtitle_key: terminal.subtitleKey }),
+            ...(terminal.chapters === undefined ? {} : { chapters: terminal.chapters }),
+            ...(terminal.warnings === undefined ? {} : { warnings: terminal.warnings }),
           }
         : { ...this.event("failed", this.lastPercent, seq), error: terminal.error };
     await this.publish(event);

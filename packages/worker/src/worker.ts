@@ -33,6 +33,10 @@ export interface TaskResult {
   resultKey: string | null;
   /** Blob key of a subtitle file (subtitle tasks). */
   subtitleKey?: string | null;
+  /** Chapters of a finished audio book, carried by the `completed` event to the record. */
+  chapters?: Array<{ title: string; start_seconds: number; end_seconds: number }>;
+  /** What went wrong without failing the task, in plain words, carried to the record. */
+  warnings?: string[];
 }
 
 /** Everything a handler gets besides the task itself; valid during one delivery. */
@@ -171,7 +175,13 @@ function toResult(value: unknown): TaskResult | undefined {
   if (!keyOk(r.resultKey)) return undefined;
   if (r.subtitleKey !== undefined && !keyOk(r.subtitleKey)) return undefined;
   const resultKey = r.resultKey as string | null;
-  return r.subtitleKey === undefined ? { resultKey } : { resultKey, subtitleKey: r.subtitleKey as string | null };
+  const extra = value as Pick<TaskResult, "chapters" | "warnings">;
+  return {
+    resultKey,
+    ...(r.subtitleKey === undefined ? {} : { subtitleKey: r.subtitleKey as string | null }),
+    ...(Array.isArray(extra.chapters) ? { chapters: extra.chapters } : {}),
+    ...(Array.isArray(extra.warnings) ? { warnings: extra.warnings } : {}),
+  };
 }
 
 function classify(error: unknown, signal: AbortSignal): Verdict {
@@ -260,7 +270,14 @@ export function createTaskWorker<const C extends TaskCatalog, K extends TaskWork
     switch (verdict.kind) {
       case "completed": {
         const failedPublish = await terminal(
-          () => events.finish({ status: "completed", resultKey: verdict.result.resultKey, ...(verdict.result.subtitleKey === undefined ? {} : { subtitleKey: verdict.result.subtitleKey }) }),
+          () =>
+            events.finish({
+              status: "completed",
+              resultKey: verdict.result.resultKey,
+              ...(verdict.result.subtitleKey === undefined ? {} : { subtitleKey: verdict.result.subtitleKey }),
+              ...(verdict.result.chapters === undefined ? {} : { chapters: verdict.result.chapters }),
+              ...(verdict.result.warnings === undefined ? {} : { warnings: verdict.result.warnings }),
+            }),
           "completed",
         );
         if (failedPublish) return failedPublish;

@@ -7,6 +7,8 @@ export interface JoinedMp3 {
   frames: number;
   /** Duration as MP3 readers state it (frames × samples per frame / sample rate). */
   seconds: number;
+  /** Seconds of each input, in order (its frames × samples per frame / sample rate). */
+  chunkSeconds: number[];
 }
 
 /** A chunk's frames as the lanes counted them when they cut it (no need to read it again). */
@@ -36,6 +38,7 @@ export async function joinMp3Chunks(
   let header: Mp3FrameHeader | undefined;
   let frames = 0;
   let audioBytes = 0;
+  const chunkFrames: number[] = [];
   // One buffer, grown to the largest chunk checked, for every chunk's check and copy (a book's MP3
   // passes through it with no allocation per chunk; fresh buffers make the collector run).
   let buffer = Buffer.allocUnsafe(COPY_BYTES);
@@ -68,6 +71,7 @@ export async function joinMp3Chunks(
       header ??= scan.header;
     }
     frames += scan.frames;
+    chunkFrames.push(scan.frames);
     audioBytes += scan.bytes;
   }
   if (header === undefined || frames === 0) throw new MediaError("MEDIA_NO_AUDIO", "The audio book has no audio.");
@@ -102,5 +106,6 @@ export async function joinMp3Chunks(
   }
   // A chunk is never rewritten while its book is joined; a size that moved means the store changed under us.
   if (written !== info.length + audioBytes) throw new Error(`The joined audio book has ${written} bytes instead of ${info.length + audioBytes}.`);
-  return { bytes: written, frames, seconds: (frames * header.samplesPerFrame) / header.sampleRate };
+  const perFrame = header.samplesPerFrame / header.sampleRate;
+  return { bytes: written, frames, seconds: frames * perFrame, chunkSeconds: chunkFrames.map((n) => n * perFrame) };
 }

@@ -6,11 +6,11 @@
 import { readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { BlobStore } from "@voiceloc/blobs";
-import { isSandboxOwner, type AudioBookWork } from "@voiceloc/contracts";
+import { isSandboxOwner, type AudioBookWork, type Language } from "@voiceloc/contracts";
 import { analyzeSample, resolveClone, type CloneEngine, type ClonedVoice, type MtRegistry, type ResolvedVoice, type TtsRegistry } from "@voiceloc/engines";
 import { DEFAULT_MAX_BOOK_CHARACTERS } from "@voiceloc/config";
 import { fetchToFile, type MediaRootScope, type ObjectStoreOptions } from "@voiceloc/fetch";
-import { mp3SampleRateFor, type MediaToolkit } from "@voiceloc/media";
+import { DEFAULT_MAX_COVER_BYTES, mp3SampleRateFor, type MediaToolkit } from "@voiceloc/media";
 import {
   checkpointKey,
   clonedVoiceFromWire,
@@ -24,10 +24,12 @@ import {
   type TaskResult,
 } from "@voiceloc/worker";
 import { z } from "zod";
+import { BookInputError, readBook as readBookFile } from "./book/index.ts";
+import { timeChapters, type TimedChapter } from "./chapters.ts";
 import { joinMp3Chunks, type CountedChunk } from "./join.ts";
 import { ChunkQueue, runLanes, splitByWeight } from "./lanes.ts";
 import { coreCount, runPool } from "./pool.ts";
-import { BookTextError, chunkText, cutTextWithin, decodeText, hasWords, normaliseText, speakableText } from "./text.ts";
+import { BookTextError, chunkText, cutTextWithin, hasWords, normaliseText, speakableText } from "./text.ts";
 
 /** Where the book's text may come from: fetchToFile's settings (MEDIA_ROOT paths, http(s), s3://, gs://). */
 export interface AudioBookFetchOptions {
@@ -79,6 +81,8 @@ export interface AudioBookPipelineOptions {
    * book fails with a reason naming the limit. Default DEFAULT_MAX_BOOK_CHARACTERS (config).
    */
   maxBookCharacters?: number;
+  /** Most bytes an EPUB may unpack to (every file read from it); more fails the book in plain words. Default 256 MiB. */
+  maxUnpackedBytes?: number;
   /** Most characters of a sandbox task's book (owner `sandbox:<account>`; SANDBOX_MAX_BOOK_CHARACTERS); default: maxBookCharacters. */
   sandboxMaxBookCharacters?: number;
   /**
@@ -108,7 +112,11 @@ export const AUDIO_BOOK_MP3 = { bitrateKbps: 64, quality: 7, channels: 1 } as co
 const DEFAULT_TEXT_MAX_BYTES = 32 * 1024 * 1024;
 /** Largest voice sample file accepted (five minutes of 48 kHz stereo WAV is 55 MB). */
 const SAMPLE_MAX_BYTES = 200 * 1024 * 1024;
+/** The checkpoint of an earlier version: the book's text, one untitled chapter. */
 const TEXT_CHECKPOINT = "text.txt";
+/** The book read from its file: its chapters (title, text), so a redelivery need not fetch and parse it again. */
+const CHAPTERS_CHECKPOINT = "chapters.json";
+const DEFAULT_MAX_UNPACKED_BYTES = 256 * 1024 * 1024;
 const PLAN_CHECKPOINT = "plan.json";
 
 /** Progress bands: fetch + decode, translation, synthesis + encoding, join. */
@@ -137,7 +145,27 @@ const PlanSchema = z.object({
   encoding: z.string().min(1),
   /** The MP3 sample rate of the book, fixed by the first chunk spoken. */
   sampleRate: z.number().int().positive().optional(),
+  /** The chunks of each chapter, in order (no chunk crosses a chapter); absent in plans of the version without chapters. */
+  chapterChunks: z.array(z.number().int().min(1)).optional(),
 });
+
+const ChaptersSchema = z.object({
+  chapters: z.array(z.object({ title: z.string().nullable(), text: z.string() })).min(1),
+});
+/** A chapter of the book: its title (null: none; titled "Part N" when spoken) and its plain text. */
+type BookChapter = z.infer<typeof ChaptersSchema>["chapters"][number];
+
+/** ISO 639-2 code of each language, for the book file's language tag. */
+const ISO_639_2: Readonly<Record<Language, string>> = {
+  French: "fra", English: "eng", Amharic: "amh", Swahili: "swa", Chinese: "zho", Japanese: "jpn", Korean: "kor", German: "deu",
+  Russian: "rus", Portuguese: "por", Spanish: "spa", Italian: "ita", Arabic: "ara", Dutch: "nld", Hindi: "hin", Urdu: "urd",
+};
+
+/** The parts a chapter is translated in: its title (when it has one), then its text cut to `chunkChars`. */
+const translationParts = (chapter: BookChapter, chunkChars: number): string[] => [
+  ...(chapter.title === null ? [] : [chapter.title]),
+  ...chunkText(chapter.text, chunkChars),
+];
 type Plan = z.infer<typeof PlanSchema>;
 
 const isChunk = (name: string) => /^chunk-\d+\.mp3$/.test(name);
@@ -158,13 +186,15 @@ export async function audioBookResumedProgress(
   chunkChars: number = DEFAULT_CHUNK_CHARS,
 ): Promise<number> {
   const names = await ctx.checkpoints.list();
-  if (!names.includes(TEXT_CHECKPOINT)) return 0;
+  if (!names.includes(CHAPTERS_CHECKPOINT) && !names.includes(TEXT_CHECKPOINT)) return 0;
   const plan = names.includes(PLAN_CHECKPOINT) ? await ctx.checkpoints.readJson(PLAN_CHECKPOINT, PlanSchema) : undefined;
   if (plan !== undefined) return speakingProgress(Math.min(plan.chunks, names.filter(isChunk).length), plan.chunks);
   const translated = names.filter(isTranslation).length;
   if (task.source_language === task.target_language || translated === 0) return P_TEXT;
-  const text = await readFile(await ctx.checkpoints.get(TEXT_CHECKPOINT), "utf8");
-  const parts = chunkText(text, chunkChars).length;
+  const chapters = names.includes(CHAPTERS_CHECKPOINT)
+    ? ((await ctx.checkpoints.readJson(CHAPTERS_CHECKPOINT, ChaptersSchema))?.chapters ?? [])
+    : [{ title: null, text: await readFile(await ctx.checkpoints.get(TEXT_CHECKPOINT), "utf8") }];
+  const parts = chapters.reduce((n, c) => n + translationParts(c, chunkChars).length, 0);
   return translatingProgress(Math.min(parts, translated), parts);
 }
 
@@ -177,6 +207,8 @@ export function translationChunkChars(chunkChars: number | undefined): number {
 /** How this delivery speaks the book: its voice, its chunks, the plan stored for redeliveries, the chunks left to speak. */
 interface BookCut extends ResolvedVoice {
   chunks: string[];
+  /** The chunks of each chapter, in order. */
+  chapterChunks: number[];
   plan: Plan;
   missing: number[];
 }
@@ -189,6 +221,7 @@ export function createAudioBookHandler(options: AudioBookPipelineOptions): TaskH
   const bitrateKbps = options.bitrateKbps ?? AUDIO_BOOK_MP3.bitrateKbps;
   const encoding = `mp3 ${bitrateKbps}k q${AUDIO_BOOK_MP3.quality} mono`;
   const maxBookCharacters = options.maxBookCharacters ?? DEFAULT_MAX_BOOK_CHARACTERS;
+  const maxUnpackedBytes = options.maxUnpackedBytes ?? DEFAULT_MAX_UNPACKED_BYTES;
 
   function resolveVoice(task: AudioBookWork, clone: ClonedVoice | undefined): ResolvedVoice {
     try {
@@ -210,8 +243,8 @@ export function createAudioBookHandler(options: AudioBookPipelineOptions): TaskH
   }
 
   /** A book over MAX_BOOK_CHARACTERS (a sandbox book over SANDBOX_MAX_BOOK_CHARACTERS) fails, naming the limit. */
-  function checkLength(text: string, task: AudioBookWork): void {
-    const chars = [...text].length;
+  function checkLength(chapters: readonly BookChapter[], task: AudioBookWork): void {
+    const chars = chapters.reduce((n, c) => n + [...c.text].length, 0);
     const sandboxMax = options.sandboxMaxBookCharacters;
     if (sandboxMax !== undefined && isSandboxOwner(task.account_id) && chars > sandboxMax) {
       throw new TaskInputError(
@@ -290,41 +323,74 @@ export function createAudioBookHandler(options: AudioBookPipelineOptions): TaskH
     }
   }
 
-  /** Step 1: the normalised text, from its checkpoint or fetched, decoded and normalised. */
-  async function loadText(task: AudioBookWork, ctx: TaskContext): Promise<string> {
+  /** The most characters this task's book may have (the sandbox's own bound for a sandbox key). */
+  function characterLimit(task: AudioBookWork): number {
+    const sandboxMax = options.sandboxMaxBookCharacters;
+    return sandboxMax !== undefined && isSandboxOwner(task.account_id) ? Math.min(sandboxMax, maxBookCharacters) : maxBookCharacters;
+  }
+
+  /**
+   * Step 1: the book's chapters, from their checkpoint (or an earlier version's text checkpoint: one
+   * untitled chapter), or fetched and read by `readBook` (text, Markdown, HTML, EPUB, sniffed from the
+   * bytes; bounded by the character limit and, for an EPUB, the bytes it unpacks to).
+   */
+  async function loadChapters(task: AudioBookWork, ctx: TaskContext): Promise<BookChapter[]> {
+    const saved = await ctx.checkpoints.readJson(CHAPTERS_CHECKPOINT, ChaptersSchema);
+    if (saved !== undefined) {
+      checkLength(saved.chapters, task);
+      return saved.chapters;
+    }
     if (await ctx.checkpoints.has(TEXT_CHECKPOINT)) {
-      const saved = await readFile(await ctx.checkpoints.get(TEXT_CHECKPOINT), "utf8");
-      checkLength(saved, task);
-      return saved;
+      const chapters = [{ title: null, text: await readFile(await ctx.checkpoints.get(TEXT_CHECKPOINT), "utf8") }];
+      checkLength(chapters, task);
+      return chapters;
     }
     const path = await fetchFile(task, task.file, "input", fetchOptions.maxBytes ?? DEFAULT_TEXT_MAX_BYTES, ctx);
-    let text: string;
+    let chapters: BookChapter[];
     try {
-      text = normaliseText(decodeText(await readFile(path)));
+      const book = await readBookFile(path, { maxCharacters: characterLimit(task), maxUnpackedBytes, signal: ctx.signal });
+      chapters = book.chapters.map((c) => ({ title: c.title, text: c.text }));
     } catch (error) {
+      if (error instanceof BookInputError && error.reason === "too_long") {
+        // The same words as a book counted after reading: name the limit the server applies.
+        const limit = characterLimit(task);
+        const sandboxMax = options.sandboxMaxBookCharacters;
+        const sandbox = sandboxMax !== undefined && isSandboxOwner(task.account_id) && sandboxMax <= maxBookCharacters;
+        throw new TaskInputError(
+          sandbox
+            ? `The book has more than the ${limit} characters a sandbox key may have read (SANDBOX_MAX_BOOK_CHARACTERS): send a shorter text or use a live key.`
+            : `The book has more than the ${limit} characters this server accepts for one audio book (MAX_BOOK_CHARACTERS).`,
+          { cause: error },
+        );
+      }
+      if (error instanceof BookInputError && error.reason === "empty") throw new TaskInputError("The file contains no text.", { cause: error });
       if (error instanceof BookTextError) throw new TaskInputError(error.message, { cause: error });
       throw error;
     } finally {
       await rm(path, { force: true });
     }
-    if (text === "") throw new TaskInputError("The file contains no text.");
-    if (!hasWords(text)) throw new TaskInputError("The file contains no words to read aloud: it has no letters or digits.");
-    checkLength(text, task);
-    await ctx.checkpoints.put(TEXT_CHECKPOINT, Buffer.from(text, "utf8"));
-    return text;
+    if (chapters.length === 0) throw new TaskInputError("The file contains no text.");
+    if (!chapters.some((c) => hasWords(c.text))) throw new TaskInputError("The file contains no words to read aloud: it has no letters or digits.");
+    checkLength(chapters, task);
+    await ctx.checkpoints.putJson(CHAPTERS_CHECKPOINT, { chapters });
+    return chapters;
   }
 
-  /** Step 2: the text in the target language, chunk by chunk, each translated chunk checkpointed. */
-  async function translate(task: AudioBookWork, text: string, ctx: TaskContext): Promise<string> {
+  /**
+   * Step 2: the chapters in the target language, title and text, part by part (each translated part
+   * checkpointed, numbered across the book). Chapters the translation leaves without words are dropped.
+   */
+  async function translate(task: AudioBookWork, chapters: readonly BookChapter[], ctx: TaskContext): Promise<BookChapter[]> {
     const { source_language: source, target_language: target } = task;
-    if (source === target) return text;
-    const chunks = chunkText(text, chunkChars);
-    const translated: string[] = new Array<string>(chunks.length).fill("");
+    if (source === target) return chapters.filter((c) => hasWords(c.text));
+    const perChapter = chapters.map((c) => translationParts(c, chunkChars));
+    const parts = perChapter.flat();
+    const translated: string[] = new Array<string>(parts.length).fill("");
     const stored = new Set(await ctx.checkpoints.list());
     let done = 0;
-    const report = () => ctx.progress(translatingProgress(done, chunks.length), "translating");
+    const report = () => ctx.progress(translatingProgress(done, parts.length), "translating");
     await runPool(
-      chunks.map((_, i) => i),
+      parts.map((_, i) => i),
       parallelism,
       async (i, signal) => {
         const name = translationCheckpoint(i);
@@ -333,10 +399,10 @@ export function createAudioBookHandler(options: AudioBookPipelineOptions): TaskH
         } else {
           let out: string;
           try {
-            out = await mt.translate({ text: chunks[i] ?? "", source, target, signal });
+            out = await mt.translate({ text: parts[i] ?? "", source, target, signal });
           } catch (error) {
             if (signal.aborted) throw error;
-            throw taskFailure(error, { context: `Translating part ${i + 1} of ${chunks.length} of the text failed` });
+            throw taskFailure(error, { context: `Translating part ${i + 1} of ${parts.length} of the text failed` });
           }
           await ctx.checkpoints.put(name, Buffer.from(out, "utf8"));
           translated[i] = out;
@@ -346,7 +412,17 @@ export function createAudioBookHandler(options: AudioBookPipelineOptions): TaskH
       },
       ctx.signal,
     );
-    return normaliseText(translated.join("\n\n"));
+    const out: BookChapter[] = [];
+    let at = 0;
+    for (const [c, chapter] of chapters.entries()) {
+      const count = perChapter[c]?.length ?? 0;
+      const mine = translated.slice(at, at + count);
+      at += count;
+      const title = chapter.title === null ? null : (normaliseText(mine.shift() ?? "").replace(/\s+/gu, " ").trim() || chapter.title);
+      const text = normaliseText(mine.join("\n\n"));
+      if (hasWords(text)) out.push({ title, text });
+    }
+    return out;
   }
 
   /** The plan stored by an earlier delivery, if any (one of another shape is planned again). */
@@ -359,7 +435,7 @@ export function createAudioBookHandler(options: AudioBookPipelineOptions): TaskH
    * by default (another worker's engines may differ) and its cut (a worker with another core count
    * would choose another one); chunks of a changed plan are deleted and spoken again.
    */
-  async function planBook(task: AudioBookWork, spoken: string, chosen: ResolvedVoice, ctx: TaskContext): Promise<BookCut> {
+  async function planBook(task: AudioBookWork, spoken: readonly BookChapter[], chosen: ResolvedVoice, ctx: TaskContext): Promise<BookCut> {
     const log = ctx.logger;
     let resolved = chosen;
     const earlier = await readPlan(ctx);
@@ -373,17 +449,28 @@ export function createAudioBookHandler(options: AudioBookPipelineOptions): TaskH
     const { engine, voice } = resolved;
     const engineMax = engine.capabilities().maxInputChars;
     const maxChars = Math.max(20, Math.min(options.chunkChars ?? engineMax, engineMax));
-    const keep = earlier !== undefined && earlier.voice === voice.name && earlier.encoding === encoding && earlier.chunkChars <= engineMax;
+    // A plan of the version without chapters is kept only for a book of one chapter: its chunks could cross chapters.
+    const keep =
+      earlier !== undefined &&
+      earlier.voice === voice.name &&
+      earlier.encoding === encoding &&
+      earlier.chunkChars <= engineMax &&
+      (earlier.chapterChunks !== undefined || spoken.length === 1);
+    const spokenChars = spoken.reduce((n, c) => n + c.text.length, 0);
     // The cut: the earlier plan's (by its limits, when it has them), or chunks as large as the engine
     // takes, yet one per core at least for a shorter book (each core's share at least what starting
     // its encoder costs).
-    const planChars = keep ? earlier.chunkChars : Math.min(maxChars, Math.max(ENCODER_START_CHARS, Math.ceil(spoken.length / parallelism)));
-    const chunkLimits = keep ? earlier.chunkLimits : undefined;
-    const chunks = chunkLimits === undefined ? chunkText(spoken, planChars) : cutTextWithin(spoken, chunkLimits);
-    let plan: Plan = { voice: voice.name, chunkChars: planChars, chunks: chunks.length, ...(chunkLimits === undefined ? {} : { chunkLimits }), encoding };
+    const planChars = keep ? earlier.chunkChars : Math.min(maxChars, Math.max(ENCODER_START_CHARS, Math.ceil(spokenChars / parallelism)));
+    // Each chapter is cut on its own: a chunk never crosses a chapter, so chapters start and end between chunks.
+    const chunkLimits = keep && spoken.length === 1 ? earlier.chunkLimits : undefined;
+    const cuts = spoken.map((c) => (chunkLimits === undefined ? chunkText(c.text, planChars) : cutTextWithin(c.text, chunkLimits)));
+    const chunks = cuts.flat();
+    const chapterChunks = cuts.map((c) => c.length);
+    let plan: Plan = { voice: voice.name, chunkChars: planChars, chunks: chunks.length, ...(chunkLimits === undefined ? {} : { chunkLimits }), encoding, chapterChunks };
     let stored = new Set(await ctx.checkpoints.list());
     // A kept cut that no longer gives the planned number of chunks is not trusted either.
-    const changed = earlier !== undefined && (!keep || earlier.chunks !== plan.chunks);
+    const changed =
+      earlier !== undefined && (!keep || earlier.chunks !== plan.chunks || (earlier.chapterChunks !== undefined && earlier.chapterChunks.join(",") !== chapterChunks.join(",")));
     // Chunks without a plan describing them (an earlier version's) are not trusted either.
     const orphans = earlier === undefined && [...stored].some(isChunk);
     if (changed || orphans) {
@@ -396,7 +483,7 @@ export function createAudioBookHandler(options: AudioBookPipelineOptions): TaskH
     if (earlier !== undefined && !changed && earlier.sampleRate !== undefined) plan = { ...plan, sampleRate: earlier.sampleRate };
     if (earlier === undefined || changed) await ctx.checkpoints.putJson(PLAN_CHECKPOINT, plan);
     const missing = chunks.map((_, i) => i).filter((i) => !stored.has(chunkCheckpoint(i)));
-    return { engine, voice, chunks, plan, missing };
+    return { engine, voice, chunks, chapterChunks, plan, missing };
   }
 
   /**
@@ -450,52 +537,114 @@ export function createAudioBookHandler(options: AudioBookPipelineOptions): TaskH
 
   /**
    * Step 5: joins the chunks by copying their MP3 frames behind one Info frame (no second encode, no
-   * process) into one file of the work dir, handed over to the store as the result (renamed into place
-   * by a file system store on the same file system), then checks what was stored.
+   * process) into one file of the work dir. Resolves to its path and each chunk's measured seconds.
    */
-  async function joinBook(chunks: number, counted: Map<number, CountedChunk>, ctx: TaskContext): Promise<{ resultKey: string; seconds: number }> {
+  async function joinChunks(chunks: number, counted: Map<number, CountedChunk>, ctx: TaskContext): Promise<{ path: string; seconds: number; chunkSeconds: number[] }> {
     const inputs: string[] = [];
     for (let i = 0; i < chunks; i++) inputs.push(await ctx.checkpoints.get(chunkCheckpoint(i)));
-    const bookPath = join(ctx.workDir, "book.mp3");
-    await rm(bookPath, { force: true });
-    let joined: Awaited<ReturnType<typeof joinMp3Chunks>>;
+    const path = join(ctx.workDir, "joined.mp3");
+    await rm(path, { force: true });
     try {
-      joined = await joinMp3Chunks(inputs, bookPath, (i) => counted.get(i));
+      const joined = await joinMp3Chunks(inputs, path, (i) => counted.get(i));
+      return { path, seconds: joined.seconds, chunkSeconds: joined.chunkSeconds };
     } catch (error) {
       if (ctx.signal.aborted) throw error;
       throw taskFailure(error, { context: "The parts of the audio book could not be joined" });
     }
-    const resultKey = ctx.resultKey("mp3");
-    const put = await blobs.put(resultKey, { path: bookPath, move: true }, { contentType: "audio/mpeg" });
-    if (put.size !== joined.bytes) throw new Error(`The joined audio book has ${put.size} bytes instead of ${joined.bytes}.`);
-    return { resultKey, seconds: joined.seconds };
+  }
+
+  /**
+   * The book's cover, fetched like its file (SSRF-guarded) and checked (`checkCover`: JPEG or PNG,
+   * bounded in bytes and pixels). One that cannot be fetched or is refused is left out, with a warning.
+   */
+  async function fetchCover(task: AudioBookWork, ctx: TaskContext, warnings: string[]): Promise<string | undefined> {
+    const reference = task.audio_book_cover;
+    if (reference === undefined || reference === null || reference === "") return undefined;
+    let path: string | undefined;
+    try {
+      path = await fetchFile(task, reference, "cover", DEFAULT_MAX_COVER_BYTES, ctx);
+      await media.checkCover(path, { signal: ctx.signal });
+      return path;
+    } catch (error) {
+      if (ctx.signal.aborted) throw error;
+      const reason = error instanceof Error ? error.message : String(error);
+      ctx.logger.info({ reason }, "the cover is left out of the book");
+      warnings.push(`The cover was not embedded: ${reason.replace(/\s+$/u, "")}`);
+      if (path !== undefined) await rm(path, { force: true });
+      return undefined;
+    }
+  }
+
+  /**
+   * Step 6: the book file: the joined MP3 wrapped with its chapters, tags and cover (`wrapAudioBook`:
+   * MP3 frames copied behind ID3v2.3 CHAP/CTOC/APIC, or AAC in an M4B), stored as the result.
+   */
+  async function writeBook(
+    task: AudioBookWork,
+    joined: { path: string; seconds: number },
+    chapters: TimedChapter[],
+    narrator: string,
+    cover: string | undefined,
+    ctx: TaskContext,
+  ): Promise<string> {
+    const format = task.output_format ?? "mp3";
+    const bookPath = join(ctx.workDir, `book.${format}`);
+    await rm(bookPath, { force: true });
+    try {
+      await media.wrapAudioBook({
+        input: joined.path,
+        outPath: bookPath,
+        format,
+        chapters: chapters.map((c) => ({ title: c.title, startSeconds: c.start_seconds, endSeconds: c.end_seconds })),
+        tags: { title: task.name, album: task.name, narrator, artist: narrator, language: ISO_639_2[task.target_language], genre: "Audiobook" },
+        cover,
+        signal: ctx.signal,
+      });
+    } catch (error) {
+      if (ctx.signal.aborted) throw error;
+      throw taskFailure(error, { context: "The audio book file could not be written" });
+    } finally {
+      await rm(joined.path, { force: true });
+    }
+    const resultKey = ctx.resultKey(format);
+    await blobs.put(resultKey, { path: bookPath, move: true }, { contentType: format === "mp3" ? "audio/mpeg" : "audio/mp4" });
+    return resultKey;
   }
 
   async function narrate(task: AudioBookWork, ctx: TaskContext, resolved: ResolvedVoice, started: number): Promise<TaskResult> {
     const log = ctx.logger;
     ctx.progress(0, "fetching the text");
-    const text = await loadText(task, ctx);
+    const chapters = await loadChapters(task, ctx);
     ctx.progress(P_TEXT, "text ready");
-    const spoken = await translate(task, text, ctx);
-    if (!hasWords(spoken)) throw new TaskInputError(`The translation into ${task.target_language} left no words to read aloud.`);
+    const spoken = await translate(task, chapters, ctx);
+    if (spoken.length === 0) throw new TaskInputError(`The translation into ${task.target_language} left no words to read aloud.`);
     ctx.progress(P_TRANSLATED, "translated");
 
     const cut = await planBook(task, spoken, resolved, ctx);
     const { chunks, missing, voice } = cut;
     const resumed = chunks.length - missing.length;
     log.info(
-      { chars: text.length, spokenChars: spoken.length, chunks: chunks.length, resumed, voice: voice.name, parallelism },
+      { chapters: spoken.length, spokenChars: spoken.reduce((n, c) => n + c.text.length, 0), chunks: chunks.length, resumed, voice: voice.name, parallelism },
       resumed > 0 ? "resuming the audio book" : "speaking the audio book",
     );
     const counted = await speakBook(cut, ctx);
     ctx.progress(P_SPOKEN, "joining");
 
-    const { resultKey, seconds } = await joinBook(chunks.length, counted, ctx);
+    const joined = await joinChunks(chunks.length, counted, ctx);
+    const timed = timeChapters(
+      spoken.map((c, i) => ({ title: c.title, chunks: cut.chapterChunks[i] ?? 0 })),
+      joined.chunkSeconds,
+      task.target_language,
+    );
+    const warnings: string[] = [];
+    const cover = await fetchCover(task, ctx, warnings);
+    const resultKey = await writeBook(task, joined, timed, voice.name, cover, ctx);
+    if (cover !== undefined) await rm(cover, { force: true });
     log.info(
-      { resultKey, seconds: Math.round(seconds * 10) / 10, chunks: chunks.length, spoken: missing.length, resumed, ms: Math.round(performance.now() - started) },
+      { resultKey, seconds: Math.round(joined.seconds * 10) / 10, chapters: timed.length, chunks: chunks.length, spoken: missing.length, resumed, ms: Math.round(performance.now() - started) },
       "audio book ready",
     );
-    return { resultKey };
+    return { resultKey, chapters: timed, warnings };
   }
 
   return async function handle(task: AudioBookWork, ctx: TaskContext): Promise<TaskResult> {

@@ -38,7 +38,7 @@ export interface paths {
         };
         /**
          * Get Audio Book
-         * @description The audio book as it is now: `task_status` and `task_progress` while it is processed, then `localized_file` (a signed link to the MP3, valid for 1 hour, renewed on every read) once completed, or `task_error` when it failed. Another account's id is a 404, as an unknown one.
+         * @description The audio book as it is now: `task_status` and `task_progress` while it is processed, then `localized_file` (a signed link to the MP3 or M4B with its chapters, tags and cover, valid for 1 hour, renewed on every read) once completed, or `task_error` when it failed. Another account's id is a 404, as an unknown one.
          */
         get: operations["get_audio_book"];
         put?: never;
@@ -590,6 +590,15 @@ export interface components {
             target_language: components["schemas"]["Language"];
             /** @description Public URI of the cover image. */
             audio_book_cover: string | null;
+            /**
+             * @description Extension to the contract: what `localized_file` is, `mp3` (ID3v2.3 chapters, tags and cover) or `m4b` (AAC in MP4 with chapter markers, tags and cover).
+             * @enum {string}
+             */
+            output_format: "mp3" | "m4b";
+            /** @description Extension to the contract: the chapters of the finished book, in order (the source's headings, or the table of contents of an EPUB; a text without headings is cut into parts of about 30 minutes, titled "Part N" in the target language); they span the whole book. Null until the book completes. */
+            chapters: components["schemas"]["AudioBookChapter"][] | null;
+            /** @description Extension to the contract: what did not go as asked without failing the book, in plain words (a cover that could not be fetched or was refused). Empty when nothing went wrong. */
+            warnings: string[];
             task_status: components["schemas"]["TaskStatus"];
             /** @description Progress in percent, 0–100; never moves backwards. */
             task_progress: number;
@@ -616,6 +625,14 @@ export interface components {
          * @enum {string}
          */
         Language: "French" | "English" | "Amharic" | "Swahili" | "Chinese" | "Japanese" | "Korean" | "German" | "Russian" | "Portuguese" | "Spanish" | "Italian" | "Arabic" | "Dutch" | "Hindi" | "Urdu";
+        AudioBookChapter: {
+            /** @description The chapter's title (translated with the book). */
+            title: string;
+            /** @description Where the chapter starts in `localized_file`, in seconds. */
+            start_seconds: number;
+            /** @description Where it ends, in seconds (the next chapter's start; the book's end for the last). */
+            end_seconds: number;
+        };
         /**
          * @description Status of the processing task: `queued` (stored, waiting for a worker) → `processing` → `completed` | `failed` (see `task_error`).
          * @enum {string}
@@ -806,13 +823,24 @@ export interface components {
             preset_voice_name?: string | null;
             /** @description Public URL of a sample voice audio (or a MEDIA_ROOT path, or `upload:<id>`): 3 s to 5 min of speech. Used only when use_voice_clone is true, and required then. You must have the speaker's permission. */
             voice_clone_sample?: string | null;
+            /**
+             * @description Extension to the contract: `mp3` (default; ID3v2.3 chapters, tags and cover) or `m4b` (AAC in MP4 with chapter markers, tags and cover; `localized_file` is then `audio/mp4` with an `.m4b` name).
+             * @default mp3
+             * @enum {string}
+             */
+            output_format?: "mp3" | "m4b";
+            /**
+             * Format: uri
+             * @description Extension to the contract: public http(s) URI of a JPEG or PNG cover, embedded as the book file's attached picture. One that cannot be fetched or is refused leaves the book without a cover and says so in `warnings`.
+             */
+            audio_book_cover?: string | null;
         };
         UpdateAudioBook: {
             /** @description New title. */
             name?: string;
             /**
              * Format: uri
-             * @description Public http(s) URI of the cover image; null removes the cover.
+             * @description Public http(s) URI of the cover image; null removes the cover. This changes the record's field; the cover embedded in the book file is the one given when the book was created (`audio_book_cover` of the create body).
              */
             audio_book_cover?: string | null;
         };

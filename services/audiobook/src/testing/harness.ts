@@ -45,6 +45,10 @@ export interface BookRequest {
   owner?: string;
   /** The task id; default a new UUID (set one to store checkpoints before the first delivery). */
   taskId?: string;
+  /** `output_format`; default absent (mp3). */
+  outputFormat?: AudioBookWork["output_format"];
+  /** `audio_book_cover`: a file under MEDIA_ROOT (or any reference the fetch takes). */
+  cover?: string | null;
 }
 
 export interface BookHarness {
@@ -138,6 +142,8 @@ export async function createBookHarness(stack: EngineStack, options: { bus?: Bus
         use_voice_clone: request.useVoiceClone ?? false,
         voice_clone_sample: request.voiceCloneSample ?? null,
         ...(request.clone ? { clone: request.clone } : {}),
+        ...(request.outputFormat === undefined ? {} : { output_format: request.outputFormat }),
+        ...(request.cover === undefined ? {} : { audio_book_cover: request.cover }),
       };
       await typed.publishWork("audiobook", task);
       return task.task_id;

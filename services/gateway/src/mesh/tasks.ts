@@ -43,6 +43,8 @@ const WORK_MESSAGES: { [K in TaskKind]: (doc: TaskDoc) => WorkPayload<BusCatalog
       use_voice_clone: a.use_voice_clone,
       voice_clone_sample: a.voice_clone_sample,
       clone: a.clone ?? null,
+      output_format: a.output_format ?? "mp3",
+      audio_book_cover: a.audio_book_cover,
     };
   },
   "voice-stream": (doc) => {
@@ -80,6 +82,11 @@ export async function projectEvent(repos: TaskRepositories, event: TaskEvent): P
   };
   if (event.result_key !== undefined) set.result_key = event.result_key;
   if (event.kind === "subtitle" && event.subtitle_key !== undefined) set.subtitle_key = event.subtitle_key;
+  if (event.kind === "audiobook") {
+    const book = set as Partial<AudioBookDoc>;
+    if (event.chapters !== undefined) book.chapters = event.chapters;
+    if (event.warnings !== undefined) book.warnings = event.warnings;
+  }
   const repo = repos[event.kind] as TaskRepository<TaskDoc>;
   return repo.applyEvent(event.task_id, event.seq, set as Partial<TaskDoc>, event.status === "completed" ? 100 : event.progress);
 }

@@ -6,7 +6,7 @@
  * is its document type, one entry here and its creating route (tsc then names the maps that hold
  * every kind: the repositories `gateway.ts` opens and the readers of `read.ts`).
  */
-import { AudioBookSchema, SubtitleJobSchema, VoiceStreamSchema, type ClonedVoiceWire, type Language, type TaskKind } from "@voiceloc/contracts";
+import { AudioBookSchema, SubtitleJobSchema, VoiceStreamSchema, type AudioBookFormat, type ClonedVoiceWire, type Language, type TaskKind } from "@voiceloc/contracts";
 import type { z } from "@hono/zod-openapi";
 import type { TaskDoc, TaskRepository } from "./repository.ts";
 
@@ -23,6 +23,12 @@ export interface AudioBookDoc extends TaskDoc {
   voice_clone_sample: string | null;
   /** The caller's clone `preset_voice_name: "clone:<id>"` named, resolved at creation (the work message carries it); absent in older records. */
   clone?: ClonedVoiceWire | null;
+  /** What the book file is written as; absent in older records (mp3). */
+  output_format?: AudioBookFormat;
+  /** The finished book's chapters (from the completed event); absent until then. */
+  chapters?: Array<{ title: string; start_seconds: number; end_seconds: number }> | null;
+  /** What went wrong without failing the book (a cover not embedded); absent: none. */
+  warnings?: string[];
 }
 
 export interface VoiceStreamDoc extends TaskDoc {
@@ -128,6 +134,9 @@ export const AUDIO_BOOKS = {
       source_language: doc.source_language,
       target_language: doc.target_language,
       audio_book_cover: doc.audio_book_cover,
+      output_format: doc.output_format ?? "mp3",
+      chapters: doc.chapters ?? null,
+      warnings: doc.warnings ?? [],
       ...taskView(doc, signer),
     }),
     notFound: "Audio book not found",
@@ -144,7 +153,7 @@ export const AUDIO_BOOKS = {
     get: {
       operationId: "get_audio_book",
       summary: "Get Audio Book",
-      description: `The audio book as it is now: \`task_status\` and \`task_progress\` while it is processed, then \`localized_file\` (a signed link to the MP3, valid for 1 hour, renewed on every read) once completed, or \`task_error\` when it failed. ${NOT_FOUND_READ}`,
+      description: `The audio book as it is now: \`task_status\` and \`task_progress\` while it is processed, then \`localized_file\` (a signed link to the MP3 or M4B with its chapters, tags and cover, valid for 1 hour, renewed on every read) once completed, or \`task_error\` when it failed. ${NOT_FOUND_READ}`,
       answer: "The audio book.",
     },
     dashboard: { slug: "audio-books", title: "Audio books", singular: "Audio book", player: "audio" as const },
