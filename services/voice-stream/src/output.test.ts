@@ -98,7 +98,7 @@ async function submit(file: string, originalAudio: OriginalAudioMode | undefined
 }
 
 async function result(id: string, extension: string): Promise<{ path: string; contentType: string | undefined }> {
-  const end = await h.finished(id, 240_000);
+  const end = await h.finished(id, 400_000);
   expect(end.error ?? null, "task error").toBeNull();
   expect(end.status).toBe("completed");
   expect(end.result_key).toBe(`results/voice-stream/${id}.${extension}`);
@@ -210,7 +210,7 @@ describe("voice stream output: video in → video out, original audio dropped or
       expect(audio[1]?.codec_name).toBe(originalCodec);
       expect(audio[0]?.codec_name).toBe(name === "MP4" ? "aac" : "opus");
       expect(Math.abs(Number(output.format.duration) - layout.durationSeconds)).toBeLessThanOrEqual(0.3);
-    }, 300_000);
+    }, 600_000);
   }
 
   it("duck: the bed stays at its level between lines and drops by at least 12 dB under the new speech; drop: silence between lines", async () => {
@@ -252,7 +252,7 @@ describe("voice stream output: video in → video out, original audio dropped or
     const leak = loud.map((t) => levelDb(dropBed, t, t + WINDOW) - levelDb(inputBed, t, t + WINDOW));
     expect(median(leak), `speech in the bed's band: ${median(leak).toFixed(1)} dB`).toBeLessThan(-20);
     expect(median(under), `duck under the lines: ${median(under).toFixed(1)} dB`).toBeLessThanOrEqual(-12);
-  }, 300_000);
+  }, 600_000);
 
   it("audio in → audio out: MP3, the bed kept with duck and dropped by default", async () => {
     const duck = await result(runs.wavDuck, "mp3");
@@ -272,5 +272,5 @@ describe("voice stream output: video in → video out, original audio dropped or
     expect(gapEnd - gapStart).toBeGreaterThan(0.5);
     expect(levelDb(plainAll, gapStart, gapEnd)).toBeLessThan(-60);
     expect(Math.abs(levelDb(duckAll, gapStart, gapEnd) - levelDb(input, gapStart, gapEnd))).toBeLessThanOrEqual(6);
-  }, 300_000);
+  }, 600_000);
 });

@@ -43,7 +43,7 @@ import {
   type TaskResult,
 } from "@voiceloc/worker";
 import { z } from "zod";
-import { inspectOriginal, writeVoiceStreamOutput } from "./output.ts";
+import { inspectOriginal, originalAudioMode, writeVoiceStreamOutput } from "./output.ts";
 import { fitClip, mergeSegments, type MergeOptions, type TimingOptions } from "./timing.ts";
 
 /** Where inputs may come from (passed to fetchToFile). */
@@ -429,7 +429,8 @@ export function createVoiceStreamHandler(deps: VoiceStreamPipelineDeps): TaskHan
     const { placed, trackSeconds } = await fit(clips, transcript, ctx);
     ctx.progress(P.fitted, "placing the speech on the track");
 
-    const original = await inspectOriginal(media, await originalInput(task, ctx), { signal: ctx.signal });
+    const input = await originalInput(task, ctx);
+    const original = input === undefined ? { path: "" } : await inspectOriginal(media, input, { signal: ctx.signal });
     const output = await writeVoiceStreamOutput({
       task,
       original,
@@ -451,11 +452,22 @@ export function createVoiceStreamHandler(deps: VoiceStreamPipelineDeps): TaskHan
     return { resultKey: output.key };
   }
 
-  /** The input for the output stage: the file fetched for recognition, or fetched again by a delivery that resumed from the transcript. */
-  async function originalInput(task: VoiceStreamWork, ctx: TaskContext): Promise<string> {
+  /**
+   * The input for the output stage: the file fetched for recognition, or fetched again by a delivery
+   * that resumed from the transcript. With `drop`, a resumed task whose input is gone still finishes
+   * (undefined: the speech alone, as audio); with `duck` the original sound is needed, so it fails.
+   */
+  async function originalInput(task: VoiceStreamWork, ctx: TaskContext): Promise<string | undefined> {
     const dir = join(ctx.workDir, "input");
     const kept = await readdir(dir, { withFileTypes: true }).catch(() => []);
     const file = kept.find((entry) => entry.isFile());
-    return file ? join(dir, file.name) : fetchInput(task, ctx);
+    if (file) return join(dir, file.name);
+    try {
+      return await fetchInput(task, ctx);
+    } catch (error) {
+      if (originalAudioMode(task) === "duck" || !(error instanceof TaskInputError)) throw error;
+      ctx.logger.warn({ reason: error instanceof Error ? error.message : String(error) }, "the input cannot be fetched again: the speech is written alone, as audio");
+      return undefined;
+    }
   }
 }
