@@ -8,6 +8,9 @@ export const TASK_STATUSES = ["queued", "processing", "completed", "failed"] as 
 export type TaskStatus = (typeof TASK_STATUSES)[number];
 
 export const SUBTITLE_MODES = ["burn_in", "side_file"] as const;
+/** What a voice stream does with the input's own sound: `drop` it (speech on silence) or `duck` it under the new speech. */
+export const ORIGINAL_AUDIO_MODES = ["drop", "duck"] as const;
+export type OriginalAudioMode = (typeof ORIGINAL_AUDIO_MODES)[number];
 export const SUBTITLE_FORMATS = ["srt", "vtt"] as const;
 export const AUDIO_FORMATS = ["mp3", "wav", "ogg", "flac"] as const;
 /** What an audio book is written as: MP3 with ID3v2 chapters, or M4B (AAC in MP4) with chapter markers. */
@@ -158,13 +161,20 @@ export const VoiceStreamSchema = z
     file: z.string(),
     source_language: LanguageSchema,
     target_language: LanguageSchema,
+    original_audio: z.enum(ORIGINAL_AUDIO_MODES).openapi({
+      description: "What the dubbed track does with the input's own sound: `drop` (speech on silence) or `duck` (kept under the new speech, lowered while it plays).",
+    }),
     ...taskFields,
+    localized_file: taskFields.localized_file.openapi({
+      description:
+        "Signed download URL of the result, valid for 1 hour from this read; null until the task completes. Audio input gives an MP3; video input gives the same kind of container (MP4 for MP4/MOV, Matroska for MKV/WebM and others) with the picture copied, the dubbed audio as the first, default track and the original audio as the second.",
+    }),
   })
   .openapi("VoiceStream");
 
 export const CreateVoiceStreamSchema = z
   .object({
-    file: fileRef("audio file"),
+    file: fileRef("audio or video file"),
     source_language: languageIn(),
     target_language: languageIn(),
     voice: pyStr({ min: 1, max: LIMITS.voiceNameLength })
@@ -187,6 +197,13 @@ export const CreateVoiceStreamSchema = z
       .openapi({
         description:
           "Audio of the voice to speak in (3 s to 5 min of speech; a URL, a MEDIA_ROOT path or `upload:<id>`), with `use_voice_clone: true`. You must have the speaker's permission.",
+      }),
+    original_audio: pyEnum(ORIGINAL_AUDIO_MODES)
+      .optional()
+      .openapi({
+        description:
+          "The input's own sound in the dubbed track: `drop` (default) leaves silence between the new lines; `duck` keeps it (room tone, music, effects) at full level between lines and about 18 dB lower while the new speech plays, voice-over style (the original speech stays faintly audible: this is not source separation).",
+        default: "drop",
       }),
   })
   .openapi("CreateVoiceStream");

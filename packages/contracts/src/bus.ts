@@ -4,7 +4,7 @@
  */
 import { z } from "zod";
 import { LANGUAGES } from "./languages.ts";
-import { AUDIO_BOOK_FORMATS, AUDIO_FORMATS, SUBTITLE_FORMATS, SUBTITLE_MODES, TASK_STATUSES, TRANSLATION_QUALITIES } from "./api.ts";
+import { AUDIO_BOOK_FORMATS, AUDIO_FORMATS, ORIGINAL_AUDIO_MODES, SUBTITLE_FORMATS, SUBTITLE_MODES, TASK_STATUSES, TRANSLATION_QUALITIES } from "./api.ts";
 
 export const TASK_KINDS = ["audiobook", "voice-stream", "subtitle"] as const;
 export type TaskKind = (typeof TASK_KINDS)[number];
@@ -214,6 +214,8 @@ export const VoiceStreamWorkSchema = z.object({
   /** Speak in a clone: of `voice_clone_sample` when given (made for this task, deleted after), else of the speech in the input. */
   use_voice_clone: z.boolean().optional(),
   voice_clone_sample: z.string().nullable().optional(),
+  /** The input's own sound in the dubbed track: dropped (default; messages of older gateways) or ducked under the new speech. */
+  original_audio: z.enum(ORIGINAL_AUDIO_MODES).optional(),
 });
 
 export const SubtitleWorkSchema = z.object({

@@ -40,6 +40,26 @@ export const LANGUAGE_CODES: Record<Language, string> = {
   Urdu: "ur",
 };
 
+/** ISO 639-2/T code of each language: the language tag of an audio or subtitle track in MP4 and Matroska. */
+export const ISO_639_2_CODES: Record<Language, string> = {
+  French: "fra",
+  English: "eng",
+  Amharic: "amh",
+  Swahili: "swa",
+  Chinese: "zho",
+  Japanese: "jpn",
+  Korean: "kor",
+  German: "deu",
+  Russian: "rus",
+  Portuguese: "por",
+  Spanish: "spa",
+  Italian: "ita",
+  Arabic: "ara",
+  Dutch: "nld",
+  Hindi: "hin",
+  Urdu: "urd",
+};
+
 const BY_CODE = new Map<string, Language>(
   (Object.entries(LANGUAGE_CODES) as Array<[Language, string]>).map(([name, code]) => [code, name]),
 );

@@ -9,3 +9,4 @@ export * from "./toolkit.ts";
 export * from "./subtitles.ts";
 export * from "./mp3.ts";
 export * from "./chapters.ts";
+export * from "./dub.ts";

@@ -7,7 +7,7 @@
  * `transcript.json` (segments and the decoded length of the original: the input is not fetched again),
  * `translation.json`, and one `clips/<n>.wav` per spoken segment.
  */
-import { mkdir, rm } from "node:fs/promises";
+import { mkdir, readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { BlobStore } from "@voiceloc/blobs";
 import { DEFAULT_MAX_MEDIA_SECONDS } from "@voiceloc/config";
@@ -43,6 +43,7 @@ import {
   type TaskResult,
 } from "@voiceloc/worker";
 import { z } from "zod";
+import { inspectOriginal, originalAudioMode, writeVoiceStreamOutput } from "./output.ts";
 import { fitClip, mergeSegments, type MergeOptions, type TimingOptions } from "./timing.ts";
 
 /** Where inputs may come from (passed to fetchToFile). */
@@ -230,10 +231,8 @@ export function createVoiceStreamHandler(deps: VoiceStreamPipelineDeps): TaskHan
       decoded = await media.decodeAudio({ input, outPath: join(ctx.workDir, "speech.wav"), sampleRate: 16_000, maxSeconds: limit, signal: ctx.signal });
     } catch (error) {
       throw taskFailure(error, { scope: "input" });
-    } finally {
-      // The input can be large and is not needed any more (a redelivery resumes from the transcript).
-      await rm(input, { force: true });
     }
+    // The input stays in the work directory: the output stage mixes its sound and copies its picture.
     if (decoded.overLimit && limit < maxMediaSeconds) {
       throw new TaskInputError(
         `The recording is longer than ${limit} seconds, the most a sandbox key may send (SANDBOX_MAX_MEDIA_SECONDS): send a shorter recording or use a live key.`,
@@ -430,22 +429,45 @@ export function createVoiceStreamHandler(deps: VoiceStreamPipelineDeps): TaskHan
     const { placed, trackSeconds } = await fit(clips, transcript, ctx);
     ctx.progress(P.fitted, "placing the speech on the track");
 
-    const outPath = join(ctx.workDir, "voice-stream.mp3");
-    await media.placeClips({
+    const input = await originalInput(task, ctx);
+    const original = input === undefined ? { path: "" } : await inspectOriginal(media, input, { signal: ctx.signal });
+    const output = await writeVoiceStreamOutput({
+      task,
+      original,
       clips: placed,
-      durationSeconds: trackSeconds,
-      outPath,
-      format: "mp3",
+      originalSeconds: transcript.durationSeconds,
+      trackSeconds,
+      workDir: ctx.workDir,
+      media,
+      blobs,
+      resultKey: (extension) => ctx.resultKey(extension),
+      maxSeconds: maxMediaSeconds,
       sampleRate,
-      encode: { channels: 1, bitrateKbps },
+      bitrateKbps,
       signal: ctx.signal,
-      onProgress: (p) => {
-        if (p.fraction !== undefined) ctx.progress(P.fitted + (P.placed - P.fitted) * p.fraction, "placing the speech on the track");
-      },
+      logger: ctx.logger,
+      onProgress: (fraction) => ctx.progress(P.fitted + (P.placed - P.fitted) * fraction, "placing the speech on the track"),
     });
-    const key = ctx.resultKey("mp3");
-    await blobs.put(key, { path: outPath }, { contentType: "audio/mpeg" });
-    ctx.logger.info({ key, voice, seconds: trackSeconds, clips: placed.length }, "voice stream written");
-    return { resultKey: key };
+    ctx.logger.info({ key: output.key, kind: output.kind, voice, seconds: trackSeconds, clips: placed.length }, "voice stream written");
+    return { resultKey: output.key };
+  }
+
+  /**
+   * The input for the output stage: the file fetched for recognition, or fetched again by a delivery
+   * that resumed from the transcript. With `drop`, a resumed task whose input is gone still finishes
+   * (undefined: the speech alone, as audio); with `duck` the original sound is needed, so it fails.
+   */
+  async function originalInput(task: VoiceStreamWork, ctx: TaskContext): Promise<string | undefined> {
+    const dir = join(ctx.workDir, "input");
+    const kept = await readdir(dir, { withFileTypes: true }).catch(() => []);
+    const file = kept.find((entry) => entry.isFile());
+    if (file) return join(dir, file.name);
+    try {
+      return await fetchInput(task, ctx);
+    } catch (error) {
+      if (originalAudioMode(task) === "duck" || !(error instanceof TaskInputError)) throw error;
+      ctx.logger.warn({ reason: error instanceof Error ? error.message : String(error) }, "the input cannot be fetched again: the speech is written alone, as audio");
+      return undefined;
+    }
   }
 }

@@ -71,6 +71,8 @@ export interface paths {
          * @description Extension to the contract: starts a voice processing task. The audio is transcribed, translated when the languages differ, and spoken again in the target language at the original segments' times.
          *
          *     `voice` takes a preset voice or one of your cloned voices, `clone:<id>` (another account's, or one that does not speak the target language, is a **422** at `voice`). `use_voice_clone: true` speaks in a voice cloned for this task (deleted at the engine when it ends): from `voice_clone_sample` when given, otherwise from the speech in the input itself (one voice for the whole input).
+         *
+         *     A video input gives a video (`localized_file`): the same kind of container (MP4 for MP4/MOV, Matroska for MKV/WebM and others), the picture copied as it is, the dubbed audio as the first, default track (tagged with the target language) and the original audio as the second (tagged with the source language). `original_audio: duck` keeps the input's own sound under the new speech (full level between lines, about 18 dB lower while a new line plays); `drop` (default) leaves silence between lines.
          */
         post: operations["create_voice_stream"];
         delete?: never;
@@ -88,7 +90,7 @@ export interface paths {
         };
         /**
          * Get Audio Stream
-         * @description The voice stream as it is now: `task_status` and `task_progress` while it is processed, then `localized_file` (a signed link to the translated speech, valid for 1 hour, renewed on every read) once completed, or `task_error` when it failed. Another account's id is a 404, as an unknown one.
+         * @description The voice stream as it is now: `task_status` and `task_progress` while it is processed, then `localized_file` (a signed link to the translated speech: an MP3 for audio, the dubbed video for a video; valid for 1 hour, renewed on every read) once completed, or `task_error` when it failed. Another account's id is a 404, as an unknown one.
          */
         get: operations["get_audio_stream"];
         put?: never;
@@ -665,6 +667,11 @@ export interface components {
             file: string;
             source_language: components["schemas"]["Language"];
             target_language: components["schemas"]["Language"];
+            /**
+             * @description What the dubbed track does with the input's own sound: `drop` (speech on silence) or `duck` (kept under the new speech, lowered while it plays).
+             * @enum {string}
+             */
+            original_audio: "drop" | "duck";
             task_status: components["schemas"]["TaskStatus"];
             /** @description Progress in percent, 0–100; never moves backwards. */
             task_progress: number;
@@ -672,7 +679,7 @@ export interface components {
             task_error: string | null;
             /**
              * Format: uri
-             * @description Signed download URL of the result, valid for 1 hour from this read; null until the task completes.
+             * @description Signed download URL of the result, valid for 1 hour from this read; null until the task completes. Audio input gives an MP3; video input gives the same kind of container (MP4 for MP4/MOV, Matroska for MKV/WebM and others) with the picture copied, the dubbed audio as the first, default track and the original audio as the second.
              */
             localized_file: string | null;
             /**
@@ -846,7 +853,7 @@ export interface components {
         };
         CreateVoiceStream: {
             /**
-             * @description Reference to the audio file: an `http(s)://` URL reachable from the service (private and loopback addresses are refused), an `s3://bucket/key` or `gs://bucket/key` URI (fetched through the configured S3-compatible endpoint), or a path relative to the server's MEDIA_ROOT.
+             * @description Reference to the audio or video file: an `http(s)://` URL reachable from the service (private and loopback addresses are refused), an `s3://bucket/key` or `gs://bucket/key` URI (fetched through the configured S3-compatible endpoint), or a path relative to the server's MEDIA_ROOT.
              * @example https://example.com/books/chapter-1.txt
              */
             file: string;
@@ -869,6 +876,12 @@ export interface components {
             use_voice_clone?: boolean;
             /** @description Audio of the voice to speak in (3 s to 5 min of speech; a URL, a MEDIA_ROOT path or `upload:<id>`), with `use_voice_clone: true`. You must have the speaker's permission. */
             voice_clone_sample?: string | null;
+            /**
+             * @description The input's own sound in the dubbed track: `drop` (default) leaves silence between the new lines; `duck` keeps it (room tone, music, effects) at full level between lines and about 18 dB lower while the new speech plays, voice-over style (the original speech stays faintly audible: this is not source separation).
+             * @default drop
+             * @enum {string}
+             */
+            original_audio?: "drop" | "duck";
         };
         SubtitleVideo: {
             /**
@@ -1601,9 +1614,10 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "file": "https://files.example.org/talks/keynote.wav",
+                 *       "file": "https://files.example.org/talks/keynote.mp4",
                  *       "source_language": "English",
-                 *       "target_language": "French"
+                 *       "target_language": "French",
+                 *       "original_audio": "duck"
                  *     }
                  */
                 "application/json": components["schemas"]["CreateVoiceStream"];

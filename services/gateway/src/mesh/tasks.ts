@@ -56,6 +56,7 @@ const WORK_MESSAGES: { [K in TaskKind]: (doc: TaskDoc) => WorkPayload<BusCatalog
       clone: v.clone ?? null,
       use_voice_clone: v.use_voice_clone ?? false,
       voice_clone_sample: v.voice_clone_sample ?? null,
+      original_audio: v.original_audio ?? "drop",
     };
   },
   subtitle: (doc) => {

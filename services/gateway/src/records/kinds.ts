@@ -6,7 +6,7 @@
  * is its document type, one entry here and its creating route (tsc then names the maps that hold
  * every kind: the repositories `gateway.ts` opens and the readers of `read.ts`).
  */
-import { AudioBookSchema, SubtitleJobSchema, VoiceStreamSchema, type AudioBookFormat, type ClonedVoiceWire, type Language, type TaskKind } from "@voiceloc/contracts";
+import { AudioBookSchema, SubtitleJobSchema, VoiceStreamSchema, type AudioBookFormat, type ClonedVoiceWire, type Language, type OriginalAudioMode, type TaskKind } from "@voiceloc/contracts";
 import type { z } from "@hono/zod-openapi";
 import type { TaskDoc, TaskRepository } from "./repository.ts";
 
@@ -41,6 +41,8 @@ export interface VoiceStreamDoc extends TaskDoc {
   /** Speak in a clone made for this task: of `voice_clone_sample`, else of the input's own speech. */
   use_voice_clone?: boolean;
   voice_clone_sample?: string | null;
+  /** The input's own sound in the dubbed track; absent in older records (`drop`). */
+  original_audio?: OriginalAudioMode;
 }
 
 export interface SubtitleDoc extends TaskDoc {
@@ -172,6 +174,7 @@ const VOICE_STREAMS = {
       file: doc.file,
       source_language: doc.source_language,
       target_language: doc.target_language,
+      original_audio: doc.original_audio ?? "drop",
       ...taskView(doc, signer),
     }),
     notFound: "Voice stream not found",
@@ -187,7 +190,7 @@ const VOICE_STREAMS = {
     get: {
       operationId: "get_audio_stream",
       summary: "Get Audio Stream",
-      description: `The voice stream as it is now: \`task_status\` and \`task_progress\` while it is processed, then \`localized_file\` (a signed link to the translated speech, valid for 1 hour, renewed on every read) once completed, or \`task_error\` when it failed. ${NOT_FOUND_READ}`,
+      description: `The voice stream as it is now: \`task_status\` and \`task_progress\` while it is processed, then \`localized_file\` (a signed link to the translated speech: an MP3 for audio, the dubbed video for a video; valid for 1 hour, renewed on every read) once completed, or \`task_error\` when it failed. ${NOT_FOUND_READ}`,
       answer: "The voice stream.",
     },
     dashboard: { slug: "voice-streams", title: "Voice streams", singular: "Voice stream", player: "audio" as const },
