@@ -117,6 +117,14 @@ export const VoiceStreamSchema = z
     file: z.string(),
     source_language: LanguageSchema,
     target_language: LanguageSchema,
+    speakers: z.enum(["auto", "one"]).openapi({ description: "How voices were given to the speakers: `auto`, a voice per speaker; `one`, one voice for every line." }),
+    timing: z
+      .object({
+        lines_sped_up: z.number().int().min(0).openapi({ description: "How many translated lines were sped up (pitch kept) to end before the next line starts." }),
+        largest_factor: z.number().min(1).openapi({ description: "The largest speed-up applied (1 when none; at most 1.4: the rest of a longer line is cut, with a short fade, at the next line's start)." }),
+      })
+      .nullable()
+      .openapi({ description: "How the translated lines were fitted to the original timing, once completed; null before (and in records made before this field)." }),
     ...taskFields,
   })
   .openapi("VoiceStream");
@@ -146,6 +154,14 @@ export const CreateVoiceStreamSchema = z
       .openapi({
         description:
           "Audio of the voice to speak in (3 s to 5 min of speech; a URL, a MEDIA_ROOT path or `upload:<id>`), with `use_voice_clone: true`. You must have the speaker's permission.",
+      }),
+    speakers: z
+      .enum(["auto", "one"])
+      .optional()
+      .openapi({
+        description:
+          "`auto` (default): lines are grouped by speaker (the recogniser's speakers, else by clustering each line's pitch and spectral envelope) and each speaker gets a distinct voice of the target language nearest their pitch, or with `use_voice_clone` and no sample a clone of their own lines; a `voice` given speaks every line. `one`: every line in one voice.",
+        default: "auto",
       }),
   })
   .openapi("CreateVoiceStream");

@@ -210,6 +210,8 @@ export const VoiceStreamWorkSchema = z.object({
   /** Speak in a clone: of `voice_clone_sample` when given (made for this task, deleted after), else of the speech in the input. */
   use_voice_clone: z.boolean().optional(),
   voice_clone_sample: z.string().nullable().optional(),
+  /** "auto" (absent): a voice per speaker; "one": every line in the one voice. */
+  speakers: z.enum(["auto", "one"]).optional(),
 });
 
 export const SubtitleWorkSchema = z.object({
@@ -237,6 +239,8 @@ export const TaskEventSchema = z.object({
   result_key: z.string().nullable().optional(),
   /** Blob key of a subtitle file (completed subtitle jobs). */
   subtitle_key: z.string().nullable().optional(),
+  /** How the lines were fitted to their slots (completed voice streams). */
+  timing: z.object({ lines_sped_up: z.number().int().min(0), largest_factor: z.number().min(1) }).nullable().optional(),
   at: z.string().datetime(),
 });
 export type TaskEvent = z.infer<typeof TaskEventSchema>;

@@ -20,7 +20,7 @@ export interface DeliveryEventsOptions {
 }
 
 export type TerminalEvent =
-  | { status: "completed"; resultKey: string | null; subtitleKey?: string | null }
+  | { status: "completed"; resultKey: string | null; subtitleKey?: string | null; timing?: { lines_sped_up: number; largest_factor: number } }
   | { status: "failed"; error: string };
 
 /**
@@ -120,6 +120,7 @@ export class DeliveryEvents {
             ...this.event("completed", 100, seq),
             result_key: terminal.resultKey,
             ...(terminal.subtitleKey === undefined ? {} : { subtitle_key: terminal.subtitleKey }),
+            ...(terminal.timing === undefined ? {} : { timing: terminal.timing }),
           }
         : { ...this.event("failed", this.lastPercent, seq), error: terminal.error };
     await this.publish(event);

@@ -33,6 +33,8 @@ export interface TaskResult {
   resultKey: string | null;
   /** Blob key of a subtitle file (subtitle tasks). */
   subtitleKey?: string | null;
+  /** How a voice stream's lines were fitted to their slots (voice streams). */
+  timing?: { lines_sped_up: number; largest_factor: number };
 }
 
 /** Everything a handler gets besides the task itself; valid during one delivery. */
@@ -166,12 +168,16 @@ function taskIdOf(data: unknown): string {
 function toResult(value: unknown): TaskResult | undefined {
   if (typeof value === "string") return { resultKey: value };
   if (typeof value !== "object" || value === null) return undefined;
-  const r = value as { resultKey?: unknown; subtitleKey?: unknown };
+  const r = value as { resultKey?: unknown; subtitleKey?: unknown; timing?: TaskResult["timing"] };
   const keyOk = (k: unknown) => k === null || typeof k === "string";
   if (!keyOk(r.resultKey)) return undefined;
   if (r.subtitleKey !== undefined && !keyOk(r.subtitleKey)) return undefined;
   const resultKey = r.resultKey as string | null;
-  return r.subtitleKey === undefined ? { resultKey } : { resultKey, subtitleKey: r.subtitleKey as string | null };
+  return {
+    resultKey,
+    ...(r.subtitleKey === undefined ? {} : { subtitleKey: r.subtitleKey as string | null }),
+    ...(r.timing === undefined ? {} : { timing: r.timing }),
+  };
 }
 
 function classify(error: unknown, signal: AbortSignal): Verdict {
@@ -260,7 +266,7 @@ export function createTaskWorker<const C extends TaskCatalog, K extends TaskWork
     switch (verdict.kind) {
       case "completed": {
         const failedPublish = await terminal(
-          () => events.finish({ status: "completed", resultKey: verdict.result.resultKey, ...(verdict.result.subtitleKey === undefined ? {} : { subtitleKey: verdict.result.subtitleKey }) }),
+          () => events.finish({ status: "completed", resultKey: verdict.result.resultKey, ...(verdict.result.subtitleKey === undefined ? {} : { subtitleKey: verdict.result.subtitleKey }), ...(verdict.result.timing === undefined ? {} : { timing: verdict.result.timing }) }),
           "completed",
         );
         if (failedPublish) return failedPublish;

@@ -43,7 +43,7 @@ import {
   type TaskResult,
 } from "@voiceloc/worker";
 import { z } from "zod";
-import { fitClip, mergeSegments, type MergeOptions, type TimingOptions } from "./timing.ts";
+import { DEFAULT_FADE_SECONDS, fitClip, mergeSegments, summarizeTiming, type ClipSlot, type MergeOptions, type TimingOptions } from "./timing.ts";
 
 /** Where inputs may come from (passed to fetchToFile). */
 export type VoiceStreamFetchSettings = Pick<FetchOptions, "mediaRoot" | "mediaRootScope" | "allowPrivateHosts" | "maxBytes" | "timeoutMs" | "s3" | "gs" | "ca">;
@@ -347,37 +347,42 @@ export function createVoiceStreamHandler(deps: VoiceStreamPipelineDeps): TaskHan
     return clips;
   }
 
-  /** Start times and speed-ups (see timing.ts); returns the clips as placed and the track length. */
+  /** Start times, speed-ups and cuts (see timing.ts); returns the clips as placed, the track length and the timing summary. */
   async function fit(clips: readonly Clip[], transcript: SavedTranscript, ctx: TaskContext) {
     const segments = transcript.segments;
     const placed: { path: string; startSeconds: number; durationSeconds: number }[] = [];
-    let previousEnd = 0;
-    let spedUp = 0;
-    let late = 0;
+    const slots: ClipSlot[] = [];
+    const fade = deps.timing?.fadeSeconds ?? DEFAULT_FADE_SECONDS;
     for (const clip of clips) {
       const segment = segments[clip.segment];
       if (segment === undefined) continue;
       const roomEnd = segments[clip.segment + 1]?.start ?? transcript.durationSeconds;
-      const slot = fitClip(previousEnd, segment.start, roomEnd, clip.durationSeconds, deps.timing);
+      const slot = fitClip(segment.start, roomEnd, clip.durationSeconds, deps.timing);
+      slots.push(slot);
       let path = clip.path;
       let durationSeconds = clip.durationSeconds;
-      if (slot.tempo > 1) {
-        path = join(ctx.workDir, "clips", `${clip.segment}-fast.wav`);
+      if (slot.tempo > 1 || slot.cutSeconds !== undefined) {
+        const filters: string[] = [];
+        if (slot.tempo > 1) filters.push(`atempo=${slot.tempo}`);
+        if (slot.cutSeconds !== undefined) {
+          const cut = slot.cutSeconds;
+          filters.push(`atrim=duration=${cut}`, `afade=t=out:st=${Math.max(0, cut - fade).toFixed(3)}:d=${Math.min(fade, cut).toFixed(3)}`);
+        }
+        path = join(ctx.workDir, "clips", `${clip.segment}-fitted.wav`);
         await media.run(
-          [...GLOBAL_ARGS, ...inputArgs(clip.path, WAV_DEMUXERS), "-af", `atempo=${slot.tempo}`, ...audioEncodeArgs("wav", { channels: 1 }), "-y", path],
-          { signal: ctx.signal, what: "Speeding up the speech" },
+          [...GLOBAL_ARGS, ...inputArgs(clip.path, WAV_DEMUXERS), "-af", filters.join(","), ...audioEncodeArgs("wav", { channels: 1 }), "-y", path],
+          { signal: ctx.signal, what: "Fitting the speech to its line" },
         );
         durationSeconds = await media.encodedAudioDuration(path, "wav", { signal: ctx.signal });
-        spedUp++;
       }
-      if (slot.startSeconds > segment.start + 0.01) late++;
       placed.push({ path, startSeconds: slot.startSeconds, durationSeconds });
-      previousEnd = slot.startSeconds + durationSeconds;
     }
-    // A last clip that runs past the original's end makes the track longer rather than being cut.
-    const trackSeconds = Math.max(transcript.durationSeconds, previousEnd + 0.05);
-    ctx.logger.info({ clips: placed.length, spedUp, late, trackSeconds, originalSeconds: transcript.durationSeconds }, "speech timed");
-    return { placed, trackSeconds };
+    const timing = summarizeTiming(slots);
+    const cut = slots.filter((s) => s.cutSeconds !== undefined).length;
+    // The track keeps the original's length: the last line is cut at its end like any other at the next line.
+    const trackSeconds = transcript.durationSeconds;
+    ctx.logger.info({ clips: placed.length, spedUp: timing.lines_sped_up, largestFactor: timing.largest_factor, cut, trackSeconds }, "speech timed");
+    return { placed, trackSeconds, timing };
   }
 
   return async (task, ctx): Promise<TaskResult> => {
@@ -427,7 +432,7 @@ export function createVoiceStreamHandler(deps: VoiceStreamPipelineDeps): TaskHan
 
   async function finish(texts: string[], transcript: SavedTranscript, voice: string, clone: ClonedVoice | undefined, task: VoiceStreamWork, ctx: TaskContext): Promise<TaskResult> {
     const clips = await speak(texts, voice, clone, task, ctx);
-    const { placed, trackSeconds } = await fit(clips, transcript, ctx);
+    const { placed, trackSeconds, timing } = await fit(clips, transcript, ctx);
     ctx.progress(P.fitted, "placing the speech on the track");
 
     const outPath = join(ctx.workDir, "voice-stream.mp3");
@@ -446,6 +451,6 @@ export function createVoiceStreamHandler(deps: VoiceStreamPipelineDeps): TaskHan
     const key = ctx.resultKey("mp3");
     await blobs.put(key, { path: outPath }, { contentType: "audio/mpeg" });
     ctx.logger.info({ key, voice, seconds: trackSeconds, clips: placed.length }, "voice stream written");
-    return { resultKey: key };
+    return { resultKey: key, timing };
   }
 }

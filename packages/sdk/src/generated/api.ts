@@ -70,7 +70,9 @@ export interface paths {
          * Create Voice Stream (extension)
          * @description Extension to the contract: starts a voice processing task. The audio is transcribed, translated when the languages differ, and spoken again in the target language at the original segments' times.
          *
-         *     `voice` takes a preset voice or one of your cloned voices, `clone:<id>` (another account's, or one that does not speak the target language, is a **422** at `voice`). `use_voice_clone: true` speaks in a voice cloned for this task (deleted at the engine when it ends): from `voice_clone_sample` when given, otherwise from the speech in the input itself (one voice for the whole input).
+         *     `voice` takes a preset voice or one of your cloned voices, `clone:<id>` (another account's, or one that does not speak the target language, is a **422** at `voice`). `use_voice_clone: true` speaks in a voice cloned for this task (deleted at the engine when it ends): from `voice_clone_sample` when given, otherwise from the speech in the input itself (a clone of each speaker's own lines with `speakers: auto`).
+         *
+         *     `speakers: auto` (default) gives each speaker a distinct voice nearest their pitch (a `voice` given speaks every line); `speakers: one` speaks every line in one voice. Each translated line starts with its original line and ends before the next one starts: a longer one is sped up (pitch kept) up to 1.4×, and what still does not fit is cut with a short fade at the next line's start; the record's `timing` says how many lines were sped up and the largest factor.
          */
         post: operations["create_voice_stream"];
         delete?: never;
@@ -648,6 +650,18 @@ export interface components {
             file: string;
             source_language: components["schemas"]["Language"];
             target_language: components["schemas"]["Language"];
+            /**
+             * @description How voices were given to the speakers: `auto`, a voice per speaker; `one`, one voice for every line.
+             * @enum {string}
+             */
+            speakers: "auto" | "one";
+            /** @description How the translated lines were fitted to the original timing, once completed; null before (and in records made before this field). */
+            timing: {
+                /** @description How many translated lines were sped up (pitch kept) to end before the next line starts. */
+                lines_sped_up: number;
+                /** @description The largest speed-up applied (1 when none; at most 1.4: the rest of a longer line is cut, with a short fade, at the next line's start). */
+                largest_factor: number;
+            } | null;
             task_status: components["schemas"]["TaskStatus"];
             /** @description Progress in percent, 0–100; never moves backwards. */
             task_progress: number;
@@ -841,6 +855,12 @@ export interface components {
             use_voice_clone?: boolean;
             /** @description Audio of the voice to speak in (3 s to 5 min of speech; a URL, a MEDIA_ROOT path or `upload:<id>`), with `use_voice_clone: true`. You must have the speaker's permission. */
             voice_clone_sample?: string | null;
+            /**
+             * @description `auto` (default): lines are grouped by speaker (the recogniser's speakers, else by clustering each line's pitch and spectral envelope) and each speaker gets a distinct voice of the target language nearest their pitch, or with `use_voice_clone` and no sample a clone of their own lines; a `voice` given speaks every line. `one`: every line in one voice.
+             * @default auto
+             * @enum {string}
+             */
+            speakers?: "auto" | "one";
         };
         SubtitleVideo: {
             /**

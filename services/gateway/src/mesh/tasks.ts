@@ -54,6 +54,7 @@ const WORK_MESSAGES: { [K in TaskKind]: (doc: TaskDoc) => WorkPayload<BusCatalog
       clone: v.clone ?? null,
       use_voice_clone: v.use_voice_clone ?? false,
       voice_clone_sample: v.voice_clone_sample ?? null,
+      ...(v.speakers === undefined ? {} : { speakers: v.speakers }),
     };
   },
   subtitle: (doc) => {
@@ -80,6 +81,7 @@ export async function projectEvent(repos: TaskRepositories, event: TaskEvent): P
   };
   if (event.result_key !== undefined) set.result_key = event.result_key;
   if (event.kind === "subtitle" && event.subtitle_key !== undefined) set.subtitle_key = event.subtitle_key;
+  if (event.kind === "voice-stream" && event.timing !== undefined) (set as Partial<VoiceStreamDoc>).timing = event.timing;
   const repo = repos[event.kind] as TaskRepository<TaskDoc>;
   return repo.applyEvent(event.task_id, event.seq, set as Partial<TaskDoc>, event.status === "completed" ? 100 : event.progress);
 }

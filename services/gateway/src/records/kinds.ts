@@ -35,6 +35,10 @@ export interface VoiceStreamDoc extends TaskDoc {
   /** Speak in a clone made for this task: of `voice_clone_sample`, else of the input's own speech. */
   use_voice_clone?: boolean;
   voice_clone_sample?: string | null;
+  /** "auto" or "one"; absent in older records (auto). */
+  speakers?: "auto" | "one";
+  /** Set by the completing event; absent before. */
+  timing?: { lines_sped_up: number; largest_factor: number } | null;
 }
 
 export interface SubtitleDoc extends TaskDoc {
@@ -163,6 +167,8 @@ const VOICE_STREAMS = {
       file: doc.file,
       source_language: doc.source_language,
       target_language: doc.target_language,
+      speakers: doc.speakers ?? "auto",
+      timing: doc.timing ?? null,
       ...taskView(doc, signer),
     }),
     notFound: "Voice stream not found",

@@ -18,7 +18,9 @@ const createVoiceStream = createRoute({
   description:
     "Extension to the contract: starts a voice processing task. The audio is transcribed, translated when the languages differ, and spoken again in the target language at the original segments' times.\n\n" +
     "`voice` takes a preset voice or one of your cloned voices, `clone:<id>` (another account's, or one that does not speak the target language, is a **422** at `voice`). " +
-    "`use_voice_clone: true` speaks in a voice cloned for this task (deleted at the engine when it ends): from `voice_clone_sample` when given, otherwise from the speech in the input itself (one voice for the whole input).",
+    "`use_voice_clone: true` speaks in a voice cloned for this task (deleted at the engine when it ends): from `voice_clone_sample` when given, otherwise from the speech in the input itself (a clone of each speaker's own lines with `speakers: auto`).\n\n" +
+    "`speakers: auto` (default) gives each speaker a distinct voice nearest their pitch (a `voice` given speaks every line); `speakers: one` speaks every line in one voice. " +
+    "Each translated line starts with its original line and ends before the next one starts: a longer one is sped up (pitch kept) up to 1.4×, and what still does not fit is cut with a short fade at the next line's start; the record's `timing` says how many lines were sped up and the largest factor.",
   tags: TAGS,
   security: SECURITY,
   request: {
@@ -64,6 +66,7 @@ export function registerVoiceStreams(app: GatewayApp, deps: GatewayDeps): void {
       clone,
       use_voice_clone: body.use_voice_clone ?? false,
       voice_clone_sample: body.voice_clone_sample ?? null,
+      speakers: body.speakers ?? "auto",
     }) as Promise<never>;
   });
 }
