@@ -48,7 +48,10 @@ describe("voice activity and MFCC", () => {
   const concat = (...parts: Int16Array[]) => {
     const out = new Int16Array(parts.reduce((n, p) => n + p.length, 0));
     let at = 0;
-    for (const p of parts) (out.set(p, at), (at += p.length));
+    for (const p of parts) {
+      out.set(p, at);
+      at += p.length;
+    }
     return out;
   };
 
