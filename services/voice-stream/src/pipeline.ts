@@ -7,7 +7,7 @@
  * `transcript.json` (segments and the decoded length of the original: the input is not fetched again),
  * `translation.json`, and one `clips/<n>.wav` per spoken segment.
  */
-import { mkdir, rm } from "node:fs/promises";
+import { mkdir, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { BlobStore } from "@voiceloc/blobs";
 import { DEFAULT_MAX_MEDIA_SECONDS } from "@voiceloc/config";
@@ -16,6 +16,9 @@ import {
   analyzeSample,
   cloneEngineFor,
   cloneVoiceName,
+  encodePcm16Wav,
+  measurePitch,
+  readPcm16Wav,
   synthesizeToFile,
   TtsError,
   type CloneEngine,
@@ -43,6 +46,8 @@ import {
   type TaskResult,
 } from "@voiceloc/worker";
 import { z } from "zod";
+import { lineFeatures, detectSpeech, refineStarts } from "./features.ts";
+import { assignVoices, clusterSpeakers, speakerPitches } from "./speakers.ts";
 import { DEFAULT_FADE_SECONDS, fitClip, mergeSegments, summarizeTiming, type ClipSlot, type MergeOptions, type TimingOptions } from "./timing.ts";
 
 /** Where inputs may come from (passed to fetchToFile). */
@@ -76,7 +81,13 @@ export interface VoiceStreamPipelineDeps {
   sandboxMaxMediaSeconds?: number;
 }
 
-const SegmentSchema = z.object({ start: z.number().finite().min(0), end: z.number().finite().min(0), text: z.string() });
+const SegmentSchema = z.object({
+  start: z.number().finite().min(0),
+  end: z.number().finite().min(0),
+  text: z.string(),
+  /** Who speaks the line (0, 1, …): grouped by voice features; absent with `speakers: one`. */
+  speaker: z.number().int().min(0).optional(),
+});
 
 /** `transcript.json`: what was said, and the decoded length of the original (never a header's claim). */
 const TranscriptCheckpointSchema = z.object({
@@ -85,8 +96,16 @@ const TranscriptCheckpointSchema = z.object({
   /** Length of the original recording's decoded audio, in seconds. */
   durationSeconds: z.number().finite().positive(),
   segments: z.array(SegmentSchema).min(1),
+  /** Median pitch (Hz) of each speaker's lines, by speaker number; absent with one speaker. */
+  speakerPitches: z.array(z.number().positive().nullable()).optional(),
 });
 type SavedTranscript = z.infer<typeof TranscriptCheckpointSchema>;
+
+/** One speaker's voice: a preset voice's name, or a clone. */
+interface Voice {
+  voice: string;
+  clone?: ClonedVoice | undefined;
+}
 
 interface Clip {
   segment: number;
@@ -97,6 +116,10 @@ interface Clip {
 const TRANSCRIPT = "transcript.json";
 /** The input's own speech (its first minutes, decoded) kept for a clone of it, so a redelivery makes the same voice without the input. */
 const INPUT_SAMPLE = "clone-sample.wav";
+/** One speaker's own lines (speaker `n`), kept as the sample of their clone. */
+const speakerSample = (speaker: number) => `clone-sample-speaker-${speaker}.wav`;
+/** Most voices of the target language measured when choosing a voice per speaker. */
+const VOICE_CANDIDATES = 8;
 /** Longest stretch of the input used as the sample of its own clone (CLONE_SAMPLE_SECONDS.max). */
 const INPUT_SAMPLE_SECONDS = CLONE_SAMPLE_SECONDS.max;
 /** Largest voice sample file accepted (five minutes of 48 kHz stereo WAV is 55 MB). */
@@ -268,25 +291,121 @@ export function createVoiceStreamHandler(deps: VoiceStreamPipelineDeps): TaskHan
     const speech = await decodeInput(input, ctx, isSandboxOwner(task.account_id));
     ctx.progress(P.decoded, "recognising speech");
     if (clonesInput(task)) await keepInputSample(speech.path, ctx);
-    let transcript;
+    let segments: SavedTranscript["segments"];
+    let pitches: (number | null)[] | undefined;
     try {
-      transcript = await stt.transcribe({ path: speech.path, language: task.source_language, signal: ctx.signal });
-    } catch (error) {
-      throw taskFailure(error, { scope: "input" });
+      let transcript;
+      try {
+        transcript = await stt.transcribe({ path: speech.path, language: task.source_language, signal: ctx.signal });
+      } catch (error) {
+        throw taskFailure(error, { scope: "input" });
+      }
+      const merged = mergeSegments(
+        transcript.segments
+          .map((s) => ({ start: Math.max(0, s.start), end: Math.max(s.start, s.end), text: s.text.trim() }))
+          .filter((s) => s.text !== "" && s.start < speech.durationSeconds),
+        deps.merge,
+      );
+      if (merged.length === 0) throw new TaskInputError(NO_SPEECH_MESSAGE);
+      ({ segments, pitches } = await lines(merged, speech.path, task, ctx));
     } finally {
       await rm(speech.path, { force: true });
     }
-    const segments = mergeSegments(
-      transcript.segments
-        .map((s) => ({ start: Math.max(0, s.start), end: Math.max(s.start, s.end), text: s.text.trim() }))
-        .filter((s) => s.text !== "" && s.start < speech.durationSeconds),
-      deps.merge,
-    );
-    if (segments.length === 0) throw new TaskInputError(NO_SPEECH_MESSAGE);
-    const saved: SavedTranscript = { version: 2, language: task.source_language, durationSeconds: speech.durationSeconds, segments };
+    const saved: SavedTranscript = {
+      version: 2,
+      language: task.source_language,
+      durationSeconds: speech.durationSeconds,
+      segments,
+      ...(pitches === undefined ? {} : { speakerPitches: pitches }),
+    };
     await ctx.checkpoints.putJson(TRANSCRIPT, saved);
     ctx.logger.info({ segments: segments.length, seconds: saved.durationSeconds }, "speech recognised");
     return saved;
+  }
+
+  /**
+   * The recognised lines made ready for timing: each starts where its speech starts (energy voice
+   * activity detection on the decoded input) and, with `speakers: auto`, carries its speaker (lines
+   * grouped by their voice features). With use_voice_clone and no sample, each speaker's own lines are
+   * checkpointed as the sample of their clone.
+   */
+  async function lines(merged: readonly { start: number; end: number; text: string }[], speechPath: string, task: VoiceStreamWork, ctx: TaskContext) {
+    const audio = await readPcm16Wav(speechPath);
+    if (audio === undefined) return { segments: [...merged], pitches: undefined };
+    const refined = refineStarts(merged, detectSpeech(audio.samples, audio.sampleRate));
+    if (task.speakers === "one") return { segments: refined, pitches: undefined };
+    const features = refined.map((l) => lineFeatures(audio.samples, audio.sampleRate, l.start, l.end));
+    const labels = clusterSpeakers(features);
+    const pitches = speakerPitches(labels, features);
+    const segments = refined.map((l, i) => ({ ...l, speaker: labels[i] ?? 0 }));
+    ctx.logger.info({ speakers: pitches.length, pitches: pitches.map((p) => (p === null ? null : Math.round(p))) }, "lines grouped by speaker");
+    if (clonesInput(task) && pitches.length > 1) {
+      for (let speaker = 0; speaker < pitches.length; speaker++) {
+        const parts = segments.filter((l) => l.speaker === speaker).map((l) => audio.samples.subarray(Math.floor(l.start * audio.sampleRate), Math.ceil(l.end * audio.sampleRate)));
+        const limit = INPUT_SAMPLE_SECONDS * audio.sampleRate;
+        const joined = new Int16Array(Math.min(limit, parts.reduce((n, part) => n + part.length, 0)));
+        let at = 0;
+        for (const part of parts) {
+          if (at >= joined.length) break;
+          const take = part.subarray(0, joined.length - at);
+          joined.set(take, at);
+          at += take.length;
+        }
+        const path = join(ctx.workDir, speakerSample(speaker));
+        await writeFile(path, encodePcm16Wav(joined, audio.sampleRate));
+        await ctx.checkpoints.put(speakerSample(speaker), { path });
+      }
+    }
+    return { segments, pitches: pitches.length > 1 ? pitches : undefined };
+  }
+
+  /** Measured median pitch of the installed voices (by voice and language), each measured once per process. */
+  const voicePitch = new Map<string, Promise<number | null>>();
+  function measureVoice(name: string, language: Language, text: string, ctx: TaskContext): Promise<number | null> {
+    const id = `${name}\u0000${language}`;
+    let known = voicePitch.get(id);
+    if (known === undefined) {
+      known = (async () => {
+        const dir = join(ctx.workDir, "voices");
+        await mkdir(dir, { recursive: true });
+        const out = join(dir, `${name.replace(/[^A-Za-z0-9_-]/g, "_")}.wav`);
+        try {
+          await synthesizeToFile({ registry: tts, media, logger: ctx.logger }, { text, language, voice: name, format: "wav", outPath: out, signal: ctx.signal });
+          return (await measurePitch(out)).medianHz;
+        } catch (error) {
+          ctx.logger.warn({ voice: name, err: error }, "the voice's pitch could not be measured");
+          return null;
+        } finally {
+          await rm(out, { force: true });
+        }
+      })();
+      voicePitch.set(id, known);
+      void known.then((v) => {
+        if (v === null) voicePitch.delete(id);
+      });
+    }
+    return known;
+  }
+
+  /** A preset voice per speaker (distinct, nearest each speaker's pitch), or the one preset voice for all. */
+  async function presetVoices(transcript: SavedTranscript, texts: readonly string[], preset: string, task: VoiceStreamWork, ctx: TaskContext): Promise<string[]> {
+    const pitches = transcript.speakerPitches;
+    if (task.voice || task.speakers === "one" || pitches === undefined || pitches.length < 2) return [preset];
+    const probe = texts.find((t) => t.trim().length >= 12) ?? texts.find((t) => t.trim() !== "");
+    if (probe === undefined) return [preset];
+    const candidates = tts
+      .capabilities()
+      .voices.filter((v) => v.language === task.target_language)
+      .sort((a, b) => b.quality - a.quality)
+      .filter((v, i, all) => all.findIndex((w) => w.name === v.name) === i)
+      .slice(0, VOICE_CANDIDATES);
+    const measured = [];
+    for (const v of candidates) measured.push({ name: v.name, medianHz: await measureVoice(v.name, task.target_language, probe.slice(0, 200), ctx) });
+    const usable = measured.filter((v) => v.medianHz !== null);
+    if (usable.length === 0) return [preset];
+    const voices = assignVoices(pitches, usable);
+    ctx.logger.info({ voices }, "a voice per speaker");
+    return voices;
   }
 
   /** The segments' texts in the target language (restored from the translation checkpoint, or translated and checkpointed). */
@@ -308,7 +427,8 @@ export function createVoiceStreamHandler(deps: VoiceStreamPipelineDeps): TaskHan
     );
   }
 
-  async function speak(texts: readonly string[], voice: string, clone: ClonedVoice | undefined, task: VoiceStreamWork, ctx: TaskContext): Promise<Clip[]> {
+  /** Speaks each line in its speaker's voice: `voices[speaker]` (or clone), the first one for a line without a speaker. */
+  async function speak(texts: readonly string[], speakers: readonly (number | undefined)[], voices: readonly Voice[], task: VoiceStreamWork, ctx: TaskContext): Promise<Clip[]> {
     const dir = join(ctx.workDir, "clips");
     await mkdir(dir, { recursive: true });
     const clips: Clip[] = [];
@@ -316,6 +436,7 @@ export function createVoiceStreamHandler(deps: VoiceStreamPipelineDeps): TaskHan
     for (const [index, text] of texts.entries()) {
       ctx.signal.throwIfAborted();
       const name = clipCheckpoint(index);
+      const { voice, clone } = voices[speakers[index] ?? 0] ?? voices[0] ?? { voice: "" };
       if (text.trim() === "") {
         skipped++;
       } else if (await ctx.checkpoints.has(name)) {
@@ -408,6 +529,7 @@ export function createVoiceStreamHandler(deps: VoiceStreamPipelineDeps): TaskHan
     }
     // The task's own clone, removed at the engine however the task ends (a redelivery makes it again).
     let own: ClonedVoice | undefined;
+    const ownBySpeaker: ClonedVoice[] = [];
     try {
       if (task.use_voice_clone === true && !task.clone && task.voice_clone_sample) {
         ctx.progress(0, "cloning the voice");
@@ -418,20 +540,40 @@ export function createVoiceStreamHandler(deps: VoiceStreamPipelineDeps): TaskHan
       const saved = await readTranscript(ctx.checkpoints, task.source_language);
       if (saved) ctx.logger.info({ segments: saved.segments.length }, "transcript restored from its checkpoint; the input is not fetched again");
       const transcript = saved ?? (await recognise(task, ctx));
-      if (clonesInput(task)) own = await makeClone(task, clonesFor(task), await ctx.checkpoints.get(INPUT_SAMPLE), ctx);
+      const speakerCount = transcript.speakerPitches?.length ?? 1;
+      if (clonesInput(task) && speakerCount > 1) {
+        // A clone per speaker, each made from that speaker's own lines.
+        for (let speaker = 0; speaker < speakerCount; speaker++) {
+          ownBySpeaker.push(await makeClone(task, clonesFor(task), await ctx.checkpoints.get(speakerSample(speaker)), ctx));
+        }
+      } else if (clonesInput(task)) {
+        own = await makeClone(task, clonesFor(task), await ctx.checkpoints.get(INPUT_SAMPLE), ctx);
+      }
       ctx.progress(P.recognised, "translating");
 
       const texts = await translate(transcript, task, ctx);
       ctx.progress(P.translated, "speaking");
       clone ??= own;
-      return await finish(texts, transcript, clone ? cloneVoiceName(clone) : preset, clone, task, ctx);
+      const voices: Voice[] = clone
+        ? [{ voice: cloneVoiceName(clone), clone }]
+        : ownBySpeaker.length > 0
+          ? ownBySpeaker.map((c) => ({ voice: cloneVoiceName(c), clone: c }))
+          : (await presetVoices(transcript, texts, preset, task, ctx)).map((voice) => ({ voice }));
+      return await finish(texts, transcript, voices, task, ctx);
     } finally {
-      if (own && deps.clones) await removeTaskClone(deps.clones, own, ctx.logger);
+      for (const made of [...(own ? [own] : []), ...ownBySpeaker]) if (deps.clones) await removeTaskClone(deps.clones, made, ctx.logger);
     }
   };
 
-  async function finish(texts: string[], transcript: SavedTranscript, voice: string, clone: ClonedVoice | undefined, task: VoiceStreamWork, ctx: TaskContext): Promise<TaskResult> {
-    const clips = await speak(texts, voice, clone, task, ctx);
+  async function finish(texts: string[], transcript: SavedTranscript, voices: readonly Voice[], task: VoiceStreamWork, ctx: TaskContext): Promise<TaskResult> {
+    const voice = voices.map((v) => v.voice).join(", ");
+    const clips = await speak(
+      texts,
+      transcript.segments.map((s) => (voices.length > 1 ? s.speaker : 0)),
+      voices,
+      task,
+      ctx,
+    );
     const { placed, trackSeconds, timing } = await fit(clips, transcript, ctx);
     ctx.progress(P.fitted, "placing the speech on the track");
 
