@@ -8,7 +8,7 @@ import { createServer, type Server } from "node:http";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createOpenAiTranscriber, createSttRegistry, readPcm16Wav, trackPitch } from "@voiceloc/engines";
+import { createMatchCloneEngine, createOpenAiTranscriber, createSttRegistry, readPcm16Wav, trackPitch } from "@voiceloc/engines";
 import { GLOBAL_ARGS, inputArgs, AUDIO_CLIP_DEMUXERS, WAV_DEMUXERS } from "@voiceloc/media";
 import { freePort, makeSpeechWav, tempDir } from "@voiceloc/testing";
 import { createStack, startService, type ServiceHarness, type Stack } from "./testing/harness.ts";
@@ -33,6 +33,8 @@ let stack: Stack;
 let root: { path: string; cleanup: () => Promise<void> };
 let server: Server;
 let h: ServiceHarness;
+/** The same service with the offline `match` cloning engine. */
+let cloning: ServiceHarness;
 let answer: { duration: number; segments: { start: number; end: number; text: string }[] } = { duration: 0, segments: [] };
 
 async function makeInput(name: string, lines: Line[]): Promise<Input> {
@@ -89,12 +91,13 @@ function pitches(audio: { samples: Int16Array; rate: number }, from: number, to:
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)] ?? Number.NaN;
 
-async function dub(input: Input, options: { speakers?: "auto" | "one" } = {}) {
+async function dub(input: Input, options: { speakers?: "auto" | "one"; useVoiceClone?: boolean } = {}) {
   answer = { duration: input.duration, segments: input.lines.map((l) => ({ start: l.start, end: l.end, text: l.text })) };
-  const id = await h.submit({ file: input.path.slice(root.path.length + 1), source: "English", target: "English", ...options });
-  const end = await h.finished(id, 240_000);
+  const service = options.useVoiceClone ? cloning : h;
+  const id = await service.submit({ file: input.path.slice(root.path.length + 1), source: "English", target: "English", ...options });
+  const end = await service.finished(id, 240_000);
   expect(end.status, end.error ?? "").toBe("completed");
-  const out = await h.download(end.result_key ?? "");
+  const out = await service.download(end.result_key ?? "");
   return { end, audio: await decode(out) };
 }
 
@@ -119,10 +122,12 @@ beforeAll(async () => {
   const stt = createSttRegistry([createOpenAiTranscriber({ baseUrl: `http://127.0.0.1:${port}`, apiKey: "sk-test", logger: stack.logger, media: stack.media })]);
   stack = { ...stack, stt };
   h = await startService(stack, { mediaRoot: root.path });
+  cloning = await startService(stack, { mediaRoot: root.path, clones: createMatchCloneEngine({ registry: stack.tts, media: stack.media, logger: stack.logger }) });
 }, 120_000);
 
 afterAll(async () => {
   await h?.cleanup();
+  await cloning?.cleanup();
   await new Promise((resolve) => server?.close(resolve));
   await root?.cleanup();
 });
@@ -192,5 +197,22 @@ describe("dubbing timing and a voice per speaker", () => {
     expect(Math.abs(got - wanted), `second line at ${got} s, its original at ${wanted} s`).toBeLessThanOrEqual(0.25);
     // The first line is heard right up to the second's start (it was fitted, not dropped).
     expect(pitches(audio, second.start - 0.8, second.start - 0.1).filter((hz) => hz > 140).length).toBeGreaterThan(10);
+  }, 300_000);
+
+  it("use_voice_clone without a sample: each speaker speaks in a clone of their own lines (median pitch within 20 % of theirs)", async () => {
+    const input = await makeInput("clones.wav", [
+      { voice: "flite:slt", text: "The weather is very nice today, and the sun is shining on the hills.", pause: 1.2 },
+      { voice: "flite:rms", text: "The train leaves at nine in the morning from the old station.", pause: 1.2 },
+      { voice: "flite:slt", text: "I would like a cup of hot coffee please, with a little milk.", pause: 1.2 },
+      { voice: "flite:rms", text: "Please close the door when you go out into the garden.", pause: 1.0 },
+    ]);
+    const original = await decode(input.path);
+    const { audio } = await dub(input, { useVoiceClone: true });
+    for (const speaker of ["flite:slt", "flite:rms"]) {
+      const spans = input.lines.flatMap((line, i) => (line.voice === speaker ? [{ from: line.start, to: input.lines[i + 1]?.start ?? input.duration, end: line.end }] : []));
+      const theirs = median(spans.flatMap((s) => pitches(original, s.from, s.end)));
+      const clone = median(spans.flatMap((s) => pitches(audio, s.from, s.to)));
+      expect(Math.abs(clone - theirs) / theirs, `${speaker}: clone ${clone} Hz, input ${theirs} Hz`).toBeLessThanOrEqual(0.2);
+    }
   }, 300_000);
 });
