@@ -543,8 +543,16 @@ export function createVoiceStreamHandler(deps: VoiceStreamPipelineDeps): TaskHan
       const speakerCount = transcript.speakerPitches?.length ?? 1;
       if (clonesInput(task) && speakerCount > 1) {
         // A clone per speaker, each made from that speaker's own lines.
+        // A speaker with too little speech for a clone of their own speaks in a clone of the whole input.
         for (let speaker = 0; speaker < speakerCount; speaker++) {
-          ownBySpeaker.push(await makeClone(task, clonesFor(task), await ctx.checkpoints.get(speakerSample(speaker)), ctx));
+          try {
+            ownBySpeaker.push(await makeClone(task, clonesFor(task), await ctx.checkpoints.get(speakerSample(speaker)), ctx));
+          } catch (error) {
+            if (!(error instanceof TaskInputError)) throw error;
+            ctx.logger.info({ speaker, reason: error.message }, "a speaker's own lines cannot be cloned: the input's clone speaks them");
+            own ??= await makeClone(task, clonesFor(task), await ctx.checkpoints.get(INPUT_SAMPLE), ctx);
+            ownBySpeaker.push(own);
+          }
         }
       } else if (clonesInput(task)) {
         own = await makeClone(task, clonesFor(task), await ctx.checkpoints.get(INPUT_SAMPLE), ctx);
@@ -561,7 +569,7 @@ export function createVoiceStreamHandler(deps: VoiceStreamPipelineDeps): TaskHan
           : (await presetVoices(transcript, texts, preset, task, ctx)).map((voice) => ({ voice }));
       return await finish(texts, transcript, voices, task, ctx);
     } finally {
-      for (const made of [...(own ? [own] : []), ...ownBySpeaker]) if (deps.clones) await removeTaskClone(deps.clones, made, ctx.logger);
+      for (const made of new Set([...(own ? [own] : []), ...ownBySpeaker])) if (deps.clones) await removeTaskClone(deps.clones, made, ctx.logger);
     }
   };
 
