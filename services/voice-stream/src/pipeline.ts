@@ -48,7 +48,7 @@ import {
 import { z } from "zod";
 import { lineFeatures, detectSpeech, refineStarts } from "./features.ts";
 import { assignVoices, clusterSpeakers, speakerPitches } from "./speakers.ts";
-import { DEFAULT_FADE_SECONDS, fitClip, mergeSegments, summarizeTiming, type ClipSlot, type MergeOptions, type TimingOptions } from "./timing.ts";
+import { DEFAULT_FADE_SECONDS, fitClip, lengthBudget, mergeSegments, summarizeTiming, type ClipSlot, type MergeOptions, type TimingOptions } from "./timing.ts";
 
 /** Where inputs may come from (passed to fetchToFile). */
 export type VoiceStreamFetchSettings = Pick<FetchOptions, "mediaRoot" | "mediaRootScope" | "allowPrivateHosts" | "maxBytes" | "timeoutMs" | "s3" | "gs" | "ca">;
@@ -118,6 +118,11 @@ const TRANSCRIPT = "transcript.json";
 const INPUT_SAMPLE = "clone-sample.wav";
 /** One speaker's own lines (speaker `n`), kept as the sample of their clone. */
 const speakerSample = (speaker: number) => `clone-sample-speaker-${speaker}.wav`;
+/** Line-by-line translation with a length budget per line (a language model translates). */
+const FITTED_TRANSLATION = "translation-fitted.json";
+const FittedTranslationSchema = z.object({ version: z.literal(1), source: z.string(), target: z.string(), texts: z.array(z.string()) });
+/** Characters of text a synthetic voice speaks per second, unhurried: the length budget's rate. */
+const SPEECH_CHARS_PER_SECOND = 14;
 /** Most voices of the target language measured when choosing a voice per speaker. */
 const VOICE_CANDIDATES = 8;
 /** Longest stretch of the input used as the sample of its own clone (CLONE_SAMPLE_SECONDS.max). */
@@ -150,7 +155,10 @@ export async function voiceStreamResumedProgress(task: VoiceStreamWork, ctx: Pic
   const transcript = await readTranscript(ctx.checkpoints, task.source_language);
   if (transcript === undefined) return 0;
   const total = transcript.segments.length;
-  const translated = task.source_language === task.target_language || (await readTranslationCheckpoint(ctx.checkpoints, { source: task.source_language, target: task.target_language }, total)) !== undefined;
+  const translated =
+    task.source_language === task.target_language ||
+    names.includes(FITTED_TRANSLATION) ||
+    (await readTranslationCheckpoint(ctx.checkpoints, { source: task.source_language, target: task.target_language }, total)) !== undefined;
   if (!translated) return P.recognised;
   const clips = names.filter((n) => n.startsWith(CLIPS_PREFIX)).length;
   return clips > 0 ? speakingProgress(clips, total) : P.translated;
@@ -408,12 +416,42 @@ export function createVoiceStreamHandler(deps: VoiceStreamPipelineDeps): TaskHan
     return voices;
   }
 
+  /**
+   * Line by line with a length budget (a language model translates): each line is asked for a rendering
+   * that fits its slot (to the next line's start) at SPEECH_CHARS_PER_SECOND, before any speed-up.
+   * Checkpointed as `translation-fitted.json`.
+   */
+  async function translateFitted(transcript: SavedTranscript, task: VoiceStreamWork, ctx: TaskContext): Promise<string[]> {
+    const source = task.source_language;
+    const target = task.target_language;
+    const saved = await ctx.checkpoints.readJson(FITTED_TRANSLATION, FittedTranslationSchema);
+    if (saved && saved.source === source && saved.target === target && saved.texts.length === transcript.segments.length) {
+      ctx.logger.info("translation restored from its checkpoint");
+      return saved.texts;
+    }
+    const texts: string[] = [];
+    const segments = transcript.segments;
+    for (const [index, segment] of segments.entries()) {
+      const slot = (segments[index + 1]?.start ?? transcript.durationSeconds) - segment.start;
+      try {
+        texts.push(await mt.translate({ text: segment.text, source, target, maxChars: lengthBudget(slot, SPEECH_CHARS_PER_SECOND), signal: ctx.signal }));
+      } catch (error) {
+        throw taskFailure(error);
+      }
+      ctx.progress(P.recognised + ((P.translated - P.recognised) * (index + 1)) / segments.length, "translating");
+    }
+    await ctx.checkpoints.putJson(FITTED_TRANSLATION, { version: 1, source, target, texts });
+    return texts;
+  }
+
   /** The segments' texts in the target language (restored from the translation checkpoint, or translated and checkpointed). */
   async function translate(transcript: SavedTranscript, task: VoiceStreamWork, ctx: TaskContext): Promise<string[]> {
     const source = task.source_language;
     const target = task.target_language;
     const texts = transcript.segments.map((s) => s.text);
     if (source === target) return texts;
+    const pair = mt.capabilities().pairs.find((p) => p.source === source && p.target === target);
+    if (pair?.quality === "llm") return translateFitted(transcript, task, ctx);
     return translateWithCheckpoint(
       mt,
       {
