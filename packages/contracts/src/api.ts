@@ -164,6 +164,14 @@ export const VoiceStreamSchema = z
     original_audio: z.enum(ORIGINAL_AUDIO_MODES).openapi({
       description: "What the dubbed track does with the input's own sound: `drop` (speech on silence) or `duck` (kept under the new speech, lowered while it plays).",
     }),
+    speakers: z.enum(["auto", "one"]).openapi({ description: "How voices were given to the speakers: `auto`, a voice per speaker; `one`, one voice for every line." }),
+    timing: z
+      .object({
+        lines_sped_up: z.number().int().min(0).openapi({ description: "How many translated lines were sped up (pitch kept) to end before the next line starts." }),
+        largest_factor: z.number().min(1).openapi({ description: "The largest speed-up applied (1 when none; at most 1.4: the rest of a longer line is cut, with a short fade, at the next line's start)." }),
+      })
+      .nullable()
+      .openapi({ description: "How the translated lines were fitted to the original timing, once completed; null before (and in records made before this field)." }),
     ...taskFields,
     localized_file: taskFields.localized_file.openapi({
       description:
@@ -204,6 +212,14 @@ export const CreateVoiceStreamSchema = z
         description:
           "The input's own sound in the dubbed track: `drop` (default) leaves silence between the new lines; `duck` keeps it (room tone, music, effects) at full level between lines and about 18 dB lower while the new speech plays, voice-over style (the original speech stays faintly audible: this is not source separation).",
         default: "drop",
+      }),
+    speakers: z
+      .enum(["auto", "one"])
+      .optional()
+      .openapi({
+        description:
+          "`auto` (default): lines are grouped by speaker (the recogniser's speakers, else by clustering each line's pitch and spectral envelope) and each speaker gets a distinct voice of the target language nearest their pitch, or with `use_voice_clone` and no sample a clone of their own lines; a `voice` given speaks every line. `one`: every line in one voice.",
+        default: "auto",
       }),
   })
   .openapi("CreateVoiceStream");

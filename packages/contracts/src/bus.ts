@@ -216,6 +216,8 @@ export const VoiceStreamWorkSchema = z.object({
   voice_clone_sample: z.string().nullable().optional(),
   /** The input's own sound in the dubbed track: dropped (default; messages of older gateways) or ducked under the new speech. */
   original_audio: z.enum(ORIGINAL_AUDIO_MODES).optional(),
+  /** "auto" (absent): a voice per speaker; "one": every line in the one voice. */
+  speakers: z.enum(["auto", "one"]).optional(),
 });
 
 export const SubtitleWorkSchema = z.object({
@@ -247,6 +249,8 @@ export const TaskEventSchema = z.object({
   chapters: z.array(z.object({ title: z.string(), start_seconds: z.number().min(0), end_seconds: z.number().min(0) })).optional(),
   /** What went wrong without failing the task, in plain words (completed). */
   warnings: z.array(z.string()).optional(),
+  /** How the lines were fitted to their slots (completed voice streams). */
+  timing: z.object({ lines_sped_up: z.number().int().min(0), largest_factor: z.number().min(1) }).nullable().optional(),
   at: z.string().datetime(),
 });
 export type TaskEvent = z.infer<typeof TaskEventSchema>;

@@ -26,6 +26,7 @@ export type TerminalEvent =
       subtitleKey?: string | null;
       chapters?: Array<{ title: string; start_seconds: number; end_seconds: number }>;
       warnings?: string[];
+      timing?: { lines_sped_up: number; largest_factor: number };
     }
   | { status: "failed"; error: string };
 
@@ -128,6 +129,7 @@ export class DeliveryEvents {
             ...(terminal.subtitleKey === undefined ? {} : { subtitle_key: terminal.subtitleKey }),
             ...(terminal.chapters === undefined ? {} : { chapters: terminal.chapters }),
             ...(terminal.warnings === undefined ? {} : { warnings: terminal.warnings }),
+            ...(terminal.timing === undefined ? {} : { timing: terminal.timing }),
           }
         : { ...this.event("failed", this.lastPercent, seq), error: terminal.error };
     await this.publish(event);

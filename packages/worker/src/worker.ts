@@ -37,6 +37,8 @@ export interface TaskResult {
   chapters?: Array<{ title: string; start_seconds: number; end_seconds: number }>;
   /** What went wrong without failing the task, in plain words, carried to the record. */
   warnings?: string[];
+  /** How a voice stream's lines were fitted to their slots (voice streams). */
+  timing?: { lines_sped_up: number; largest_factor: number };
 }
 
 /** Everything a handler gets besides the task itself; valid during one delivery. */
@@ -170,7 +172,7 @@ function taskIdOf(data: unknown): string {
 function toResult(value: unknown): TaskResult | undefined {
   if (typeof value === "string") return { resultKey: value };
   if (typeof value !== "object" || value === null) return undefined;
-  const r = value as { resultKey?: unknown; subtitleKey?: unknown };
+  const r = value as { resultKey?: unknown; subtitleKey?: unknown; timing?: TaskResult["timing"] };
   const keyOk = (k: unknown) => k === null || typeof k === "string";
   if (!keyOk(r.resultKey)) return undefined;
   if (r.subtitleKey !== undefined && !keyOk(r.subtitleKey)) return undefined;
@@ -181,6 +183,7 @@ function toResult(value: unknown): TaskResult | undefined {
     ...(r.subtitleKey === undefined ? {} : { subtitleKey: r.subtitleKey as string | null }),
     ...(Array.isArray(extra.chapters) ? { chapters: extra.chapters } : {}),
     ...(Array.isArray(extra.warnings) ? { warnings: extra.warnings } : {}),
+    ...(r.timing === undefined ? {} : { timing: r.timing }),
   };
 }
 
@@ -277,6 +280,7 @@ export function createTaskWorker<const C extends TaskCatalog, K extends TaskWork
               ...(verdict.result.subtitleKey === undefined ? {} : { subtitleKey: verdict.result.subtitleKey }),
               ...(verdict.result.chapters === undefined ? {} : { chapters: verdict.result.chapters }),
               ...(verdict.result.warnings === undefined ? {} : { warnings: verdict.result.warnings }),
+              ...(verdict.result.timing === undefined ? {} : { timing: verdict.result.timing }),
             }),
           "completed",
         );

@@ -5,5 +5,5 @@ export {
   type VoiceStreamFetchSettings,
   type VoiceStreamPipelineDeps,
 } from "./pipeline.ts";
-export { fitClip, DEFAULT_MAX_TEMPO, type ClipSlot, type TimingOptions } from "./timing.ts";
+export { fitClip, DEFAULT_MAX_TEMPO, summarizeTiming, type ClipSlot, type TimingOptions, type TimingSummary } from "./timing.ts";
 export { NO_SPEECH_MESSAGE } from "@voiceloc/worker";

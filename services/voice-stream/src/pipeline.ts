@@ -7,7 +7,7 @@
  * `transcript.json` (segments and the decoded length of the original: the input is not fetched again),
  * `translation.json`, and one `clips/<n>.wav` per spoken segment.
  */
-import { mkdir, readdir, rm } from "node:fs/promises";
+import { mkdir, readdir, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { BlobStore } from "@voiceloc/blobs";
 import { DEFAULT_MAX_MEDIA_SECONDS } from "@voiceloc/config";
@@ -16,6 +16,9 @@ import {
   analyzeSample,
   cloneEngineFor,
   cloneVoiceName,
+  encodePcm16Wav,
+  measurePitch,
+  readPcm16Wav,
   synthesizeToFile,
   TtsError,
   type CloneEngine,
@@ -44,7 +47,9 @@ import {
 } from "@voiceloc/worker";
 import { z } from "zod";
 import { inspectOriginal, originalAudioMode, writeVoiceStreamOutput } from "./output.ts";
-import { fitClip, mergeSegments, type MergeOptions, type TimingOptions } from "./timing.ts";
+import { lineFeatures, detectSpeech, refineStarts } from "./features.ts";
+import { assignVoices, clusterSpeakers, speakerPitches } from "./speakers.ts";
+import { DEFAULT_FADE_SECONDS, fitClip, lengthBudget, mergeSegments, summarizeTiming, type ClipSlot, type MergeOptions, type TimingOptions } from "./timing.ts";
 
 /** Where inputs may come from (passed to fetchToFile). */
 export type VoiceStreamFetchSettings = Pick<FetchOptions, "mediaRoot" | "mediaRootScope" | "allowPrivateHosts" | "maxBytes" | "timeoutMs" | "s3" | "gs" | "ca">;
@@ -77,7 +82,13 @@ export interface VoiceStreamPipelineDeps {
   sandboxMaxMediaSeconds?: number;
 }
 
-const SegmentSchema = z.object({ start: z.number().finite().min(0), end: z.number().finite().min(0), text: z.string() });
+const SegmentSchema = z.object({
+  start: z.number().finite().min(0),
+  end: z.number().finite().min(0),
+  text: z.string(),
+  /** Who speaks the line (0, 1, …): grouped by voice features; absent with `speakers: one`. */
+  speaker: z.number().int().min(0).optional(),
+});
 
 /** `transcript.json`: what was said, and the decoded length of the original (never a header's claim). */
 const TranscriptCheckpointSchema = z.object({
@@ -86,8 +97,16 @@ const TranscriptCheckpointSchema = z.object({
   /** Length of the original recording's decoded audio, in seconds. */
   durationSeconds: z.number().finite().positive(),
   segments: z.array(SegmentSchema).min(1),
+  /** Median pitch (Hz) of each speaker's lines, by speaker number; absent with one speaker. */
+  speakerPitches: z.array(z.number().positive().nullable()).optional(),
 });
 type SavedTranscript = z.infer<typeof TranscriptCheckpointSchema>;
+
+/** One speaker's voice: a preset voice's name, or a clone. */
+interface Voice {
+  voice: string;
+  clone?: ClonedVoice | undefined;
+}
 
 interface Clip {
   segment: number;
@@ -98,6 +117,15 @@ interface Clip {
 const TRANSCRIPT = "transcript.json";
 /** The input's own speech (its first minutes, decoded) kept for a clone of it, so a redelivery makes the same voice without the input. */
 const INPUT_SAMPLE = "clone-sample.wav";
+/** One speaker's own lines (speaker `n`), kept as the sample of their clone. */
+const speakerSample = (speaker: number) => `clone-sample-speaker-${speaker}.wav`;
+/** Line-by-line translation with a length budget per line (a language model translates). */
+const FITTED_TRANSLATION = "translation-fitted.json";
+const FittedTranslationSchema = z.object({ version: z.literal(1), source: z.string(), target: z.string(), texts: z.array(z.string()) });
+/** Characters of text a synthetic voice speaks per second, unhurried: the length budget's rate. */
+const SPEECH_CHARS_PER_SECOND = 14;
+/** Most voices of the target language measured when choosing a voice per speaker. */
+const VOICE_CANDIDATES = 8;
 /** Longest stretch of the input used as the sample of its own clone (CLONE_SAMPLE_SECONDS.max). */
 const INPUT_SAMPLE_SECONDS = CLONE_SAMPLE_SECONDS.max;
 /** Largest voice sample file accepted (five minutes of 48 kHz stereo WAV is 55 MB). */
@@ -128,7 +156,10 @@ export async function voiceStreamResumedProgress(task: VoiceStreamWork, ctx: Pic
   const transcript = await readTranscript(ctx.checkpoints, task.source_language);
   if (transcript === undefined) return 0;
   const total = transcript.segments.length;
-  const translated = task.source_language === task.target_language || (await readTranslationCheckpoint(ctx.checkpoints, { source: task.source_language, target: task.target_language }, total)) !== undefined;
+  const translated =
+    task.source_language === task.target_language ||
+    names.includes(FITTED_TRANSLATION) ||
+    (await readTranslationCheckpoint(ctx.checkpoints, { source: task.source_language, target: task.target_language }, total)) !== undefined;
   if (!translated) return P.recognised;
   const clips = names.filter((n) => n.startsWith(CLIPS_PREFIX)).length;
   return clips > 0 ? speakingProgress(clips, total) : P.translated;
@@ -267,25 +298,149 @@ export function createVoiceStreamHandler(deps: VoiceStreamPipelineDeps): TaskHan
     const speech = await decodeInput(input, ctx, isSandboxOwner(task.account_id));
     ctx.progress(P.decoded, "recognising speech");
     if (clonesInput(task)) await keepInputSample(speech.path, ctx);
-    let transcript;
+    let segments: SavedTranscript["segments"];
+    let pitches: (number | null)[] | undefined;
     try {
-      transcript = await stt.transcribe({ path: speech.path, language: task.source_language, signal: ctx.signal });
-    } catch (error) {
-      throw taskFailure(error, { scope: "input" });
+      let transcript;
+      try {
+        transcript = await stt.transcribe({ path: speech.path, language: task.source_language, signal: ctx.signal });
+      } catch (error) {
+        throw taskFailure(error, { scope: "input" });
+      }
+      const merged = mergeSegments(
+        transcript.segments
+          .map((s) => ({ start: Math.max(0, s.start), end: Math.max(s.start, s.end), text: s.text.trim() }))
+          .filter((s) => s.text !== "" && s.start < speech.durationSeconds),
+        deps.merge,
+      );
+      if (merged.length === 0) throw new TaskInputError(NO_SPEECH_MESSAGE);
+      ({ segments, pitches } = await lines(merged, speech.path, task, ctx));
     } finally {
       await rm(speech.path, { force: true });
     }
-    const segments = mergeSegments(
-      transcript.segments
-        .map((s) => ({ start: Math.max(0, s.start), end: Math.max(s.start, s.end), text: s.text.trim() }))
-        .filter((s) => s.text !== "" && s.start < speech.durationSeconds),
-      deps.merge,
-    );
-    if (segments.length === 0) throw new TaskInputError(NO_SPEECH_MESSAGE);
-    const saved: SavedTranscript = { version: 2, language: task.source_language, durationSeconds: speech.durationSeconds, segments };
+    const saved: SavedTranscript = {
+      version: 2,
+      language: task.source_language,
+      durationSeconds: speech.durationSeconds,
+      segments,
+      ...(pitches === undefined ? {} : { speakerPitches: pitches }),
+    };
     await ctx.checkpoints.putJson(TRANSCRIPT, saved);
     ctx.logger.info({ segments: segments.length, seconds: saved.durationSeconds }, "speech recognised");
     return saved;
+  }
+
+  /**
+   * The recognised lines made ready for timing: each starts where its speech starts (energy voice
+   * activity detection on the decoded input) and, with `speakers: auto`, carries its speaker (lines
+   * grouped by their voice features). With use_voice_clone and no sample, each speaker's own lines are
+   * checkpointed as the sample of their clone.
+   */
+  async function lines(merged: readonly { start: number; end: number; text: string }[], speechPath: string, task: VoiceStreamWork, ctx: TaskContext) {
+    const audio = await readPcm16Wav(speechPath);
+    if (audio === undefined) return { segments: [...merged], pitches: undefined };
+    const refined = refineStarts(merged, detectSpeech(audio.samples, audio.sampleRate));
+    if (task.speakers === "one") return { segments: refined, pitches: undefined };
+    const features = refined.map((l) => lineFeatures(audio.samples, audio.sampleRate, l.start, l.end));
+    const labels = clusterSpeakers(features);
+    const pitches = speakerPitches(labels, features);
+    const segments = refined.map((l, i) => ({ ...l, speaker: labels[i] ?? 0 }));
+    ctx.logger.info({ speakers: pitches.length, pitches: pitches.map((p) => (p === null ? null : Math.round(p))) }, "lines grouped by speaker");
+    if (clonesInput(task) && pitches.length > 1) {
+      for (let speaker = 0; speaker < pitches.length; speaker++) {
+        const parts = segments.filter((l) => l.speaker === speaker).map((l) => audio.samples.subarray(Math.floor(l.start * audio.sampleRate), Math.ceil(l.end * audio.sampleRate)));
+        const limit = INPUT_SAMPLE_SECONDS * audio.sampleRate;
+        const joined = new Int16Array(Math.min(limit, parts.reduce((n, part) => n + part.length, 0)));
+        let at = 0;
+        for (const part of parts) {
+          if (at >= joined.length) break;
+          const take = part.subarray(0, joined.length - at);
+          joined.set(take, at);
+          at += take.length;
+        }
+        const path = join(ctx.workDir, speakerSample(speaker));
+        await writeFile(path, encodePcm16Wav(joined, audio.sampleRate));
+        await ctx.checkpoints.put(speakerSample(speaker), { path });
+      }
+    }
+    return { segments, pitches: pitches.length > 1 ? pitches : undefined };
+  }
+
+  /** Measured median pitch of the installed voices (by voice and language), each measured once per process. */
+  const voicePitch = new Map<string, Promise<number | null>>();
+  function measureVoice(name: string, language: Language, text: string, ctx: TaskContext): Promise<number | null> {
+    const id = `${name}\u0000${language}`;
+    let known = voicePitch.get(id);
+    if (known === undefined) {
+      known = (async () => {
+        const dir = join(ctx.workDir, "voices");
+        await mkdir(dir, { recursive: true });
+        const out = join(dir, `${name.replace(/[^A-Za-z0-9_-]/g, "_")}.wav`);
+        try {
+          await synthesizeToFile({ registry: tts, media, logger: ctx.logger }, { text, language, voice: name, format: "wav", outPath: out, signal: ctx.signal });
+          return (await measurePitch(out)).medianHz;
+        } catch (error) {
+          ctx.logger.warn({ voice: name, err: error }, "the voice's pitch could not be measured");
+          return null;
+        } finally {
+          await rm(out, { force: true });
+        }
+      })();
+      voicePitch.set(id, known);
+      void known.then((v) => {
+        if (v === null) voicePitch.delete(id);
+      });
+    }
+    return known;
+  }
+
+  /** A preset voice per speaker (distinct, nearest each speaker's pitch), or the one preset voice for all. */
+  async function presetVoices(transcript: SavedTranscript, texts: readonly string[], preset: string, task: VoiceStreamWork, ctx: TaskContext): Promise<string[]> {
+    const pitches = transcript.speakerPitches;
+    if (task.voice || task.speakers === "one" || pitches === undefined || pitches.length < 2) return [preset];
+    const probe = texts.find((t) => t.trim().length >= 12) ?? texts.find((t) => t.trim() !== "");
+    if (probe === undefined) return [preset];
+    const candidates = tts
+      .capabilities()
+      .voices.filter((v) => v.language === task.target_language)
+      .sort((a, b) => b.quality - a.quality)
+      .filter((v, i, all) => all.findIndex((w) => w.name === v.name) === i)
+      .slice(0, VOICE_CANDIDATES);
+    const measured = [];
+    for (const v of candidates) measured.push({ name: v.name, medianHz: await measureVoice(v.name, task.target_language, probe.slice(0, 200), ctx) });
+    const usable = measured.filter((v) => v.medianHz !== null);
+    if (usable.length === 0) return [preset];
+    const voices = assignVoices(pitches, usable);
+    ctx.logger.info({ voices }, "a voice per speaker");
+    return voices;
+  }
+
+  /**
+   * Line by line with a length budget (a language model translates): each line is asked for a rendering
+   * that fits its slot (to the next line's start) at SPEECH_CHARS_PER_SECOND, before any speed-up.
+   * Checkpointed as `translation-fitted.json`.
+   */
+  async function translateFitted(transcript: SavedTranscript, task: VoiceStreamWork, ctx: TaskContext): Promise<string[]> {
+    const source = task.source_language;
+    const target = task.target_language;
+    const saved = await ctx.checkpoints.readJson(FITTED_TRANSLATION, FittedTranslationSchema);
+    if (saved && saved.source === source && saved.target === target && saved.texts.length === transcript.segments.length) {
+      ctx.logger.info("translation restored from its checkpoint");
+      return saved.texts;
+    }
+    const texts: string[] = [];
+    const segments = transcript.segments;
+    for (const [index, segment] of segments.entries()) {
+      const slot = (segments[index + 1]?.start ?? transcript.durationSeconds) - segment.start;
+      try {
+        texts.push(await mt.translate({ text: segment.text, source, target, maxChars: lengthBudget(slot, SPEECH_CHARS_PER_SECOND), signal: ctx.signal }));
+      } catch (error) {
+        throw taskFailure(error);
+      }
+      ctx.progress(P.recognised + ((P.translated - P.recognised) * (index + 1)) / segments.length, "translating");
+    }
+    await ctx.checkpoints.putJson(FITTED_TRANSLATION, { version: 1, source, target, texts });
+    return texts;
   }
 
   /** The segments' texts in the target language (restored from the translation checkpoint, or translated and checkpointed). */
@@ -294,6 +449,8 @@ export function createVoiceStreamHandler(deps: VoiceStreamPipelineDeps): TaskHan
     const target = task.target_language;
     const texts = transcript.segments.map((s) => s.text);
     if (source === target) return texts;
+    const pair = mt.capabilities().pairs.find((p) => p.source === source && p.target === target);
+    if (pair?.quality === "llm") return translateFitted(transcript, task, ctx);
     return translateWithCheckpoint(
       mt,
       {
@@ -307,7 +464,8 @@ export function createVoiceStreamHandler(deps: VoiceStreamPipelineDeps): TaskHan
     );
   }
 
-  async function speak(texts: readonly string[], voice: string, clone: ClonedVoice | undefined, task: VoiceStreamWork, ctx: TaskContext): Promise<Clip[]> {
+  /** Speaks each line in its speaker's voice: `voices[speaker]` (or clone), the first one for a line without a speaker. */
+  async function speak(texts: readonly string[], speakers: readonly (number | undefined)[], voices: readonly Voice[], task: VoiceStreamWork, ctx: TaskContext): Promise<Clip[]> {
     const dir = join(ctx.workDir, "clips");
     await mkdir(dir, { recursive: true });
     const clips: Clip[] = [];
@@ -315,6 +473,7 @@ export function createVoiceStreamHandler(deps: VoiceStreamPipelineDeps): TaskHan
     for (const [index, text] of texts.entries()) {
       ctx.signal.throwIfAborted();
       const name = clipCheckpoint(index);
+      const { voice, clone } = voices[speakers[index] ?? 0] ?? voices[0] ?? { voice: "" };
       if (text.trim() === "") {
         skipped++;
       } else if (await ctx.checkpoints.has(name)) {
@@ -346,37 +505,42 @@ export function createVoiceStreamHandler(deps: VoiceStreamPipelineDeps): TaskHan
     return clips;
   }
 
-  /** Start times and speed-ups (see timing.ts); returns the clips as placed and the track length. */
+  /** Start times, speed-ups and cuts (see timing.ts); returns the clips as placed, the track length and the timing summary. */
   async function fit(clips: readonly Clip[], transcript: SavedTranscript, ctx: TaskContext) {
     const segments = transcript.segments;
     const placed: { path: string; startSeconds: number; durationSeconds: number }[] = [];
-    let previousEnd = 0;
-    let spedUp = 0;
-    let late = 0;
+    const slots: ClipSlot[] = [];
+    const fade = deps.timing?.fadeSeconds ?? DEFAULT_FADE_SECONDS;
     for (const clip of clips) {
       const segment = segments[clip.segment];
       if (segment === undefined) continue;
       const roomEnd = segments[clip.segment + 1]?.start ?? transcript.durationSeconds;
-      const slot = fitClip(previousEnd, segment.start, roomEnd, clip.durationSeconds, deps.timing);
+      const slot = fitClip(segment.start, roomEnd, clip.durationSeconds, deps.timing);
+      slots.push(slot);
       let path = clip.path;
       let durationSeconds = clip.durationSeconds;
-      if (slot.tempo > 1) {
-        path = join(ctx.workDir, "clips", `${clip.segment}-fast.wav`);
+      if (slot.tempo > 1 || slot.cutSeconds !== undefined) {
+        const filters: string[] = [];
+        if (slot.tempo > 1) filters.push(`atempo=${slot.tempo}`);
+        if (slot.cutSeconds !== undefined) {
+          const cut = slot.cutSeconds;
+          filters.push(`atrim=duration=${cut}`, `afade=t=out:st=${Math.max(0, cut - fade).toFixed(3)}:d=${Math.min(fade, cut).toFixed(3)}`);
+        }
+        path = join(ctx.workDir, "clips", `${clip.segment}-fitted.wav`);
         await media.run(
-          [...GLOBAL_ARGS, ...inputArgs(clip.path, WAV_DEMUXERS), "-af", `atempo=${slot.tempo}`, ...audioEncodeArgs("wav", { channels: 1 }), "-y", path],
-          { signal: ctx.signal, what: "Speeding up the speech" },
+          [...GLOBAL_ARGS, ...inputArgs(clip.path, WAV_DEMUXERS), "-af", filters.join(","), ...audioEncodeArgs("wav", { channels: 1 }), "-y", path],
+          { signal: ctx.signal, what: "Fitting the speech to its line" },
         );
         durationSeconds = await media.encodedAudioDuration(path, "wav", { signal: ctx.signal });
-        spedUp++;
       }
-      if (slot.startSeconds > segment.start + 0.01) late++;
       placed.push({ path, startSeconds: slot.startSeconds, durationSeconds });
-      previousEnd = slot.startSeconds + durationSeconds;
     }
-    // A last clip that runs past the original's end makes the track longer rather than being cut.
-    const trackSeconds = Math.max(transcript.durationSeconds, previousEnd + 0.05);
-    ctx.logger.info({ clips: placed.length, spedUp, late, trackSeconds, originalSeconds: transcript.durationSeconds }, "speech timed");
-    return { placed, trackSeconds };
+    const timing = summarizeTiming(slots);
+    const cut = slots.filter((s) => s.cutSeconds !== undefined).length;
+    // The track keeps the original's length: the last line is cut at its end like any other at the next line.
+    const trackSeconds = transcript.durationSeconds;
+    ctx.logger.info({ clips: placed.length, spedUp: timing.lines_sped_up, largestFactor: timing.largest_factor, cut, trackSeconds }, "speech timed");
+    return { placed, trackSeconds, timing };
   }
 
   return async (task, ctx): Promise<TaskResult> => {
@@ -402,6 +566,7 @@ export function createVoiceStreamHandler(deps: VoiceStreamPipelineDeps): TaskHan
     }
     // The task's own clone, removed at the engine however the task ends (a redelivery makes it again).
     let own: ClonedVoice | undefined;
+    const ownBySpeaker: ClonedVoice[] = [];
     try {
       if (task.use_voice_clone === true && !task.clone && task.voice_clone_sample) {
         ctx.progress(0, "cloning the voice");
@@ -412,21 +577,49 @@ export function createVoiceStreamHandler(deps: VoiceStreamPipelineDeps): TaskHan
       const saved = await readTranscript(ctx.checkpoints, task.source_language);
       if (saved) ctx.logger.info({ segments: saved.segments.length }, "transcript restored from its checkpoint; the input is not fetched again");
       const transcript = saved ?? (await recognise(task, ctx));
-      if (clonesInput(task)) own = await makeClone(task, clonesFor(task), await ctx.checkpoints.get(INPUT_SAMPLE), ctx);
+      const speakerCount = transcript.speakerPitches?.length ?? 1;
+      if (clonesInput(task) && speakerCount > 1) {
+        // A clone per speaker, each made from that speaker's own lines.
+        // A speaker with too little speech for a clone of their own speaks in a clone of the whole input.
+        for (let speaker = 0; speaker < speakerCount; speaker++) {
+          try {
+            ownBySpeaker.push(await makeClone(task, clonesFor(task), await ctx.checkpoints.get(speakerSample(speaker)), ctx));
+          } catch (error) {
+            if (!(error instanceof TaskInputError)) throw error;
+            ctx.logger.info({ speaker, reason: error.message }, "a speaker's own lines cannot be cloned: the input's clone speaks them");
+            own ??= await makeClone(task, clonesFor(task), await ctx.checkpoints.get(INPUT_SAMPLE), ctx);
+            ownBySpeaker.push(own);
+          }
+        }
+      } else if (clonesInput(task)) {
+        own = await makeClone(task, clonesFor(task), await ctx.checkpoints.get(INPUT_SAMPLE), ctx);
+      }
       ctx.progress(P.recognised, "translating");
 
       const texts = await translate(transcript, task, ctx);
       ctx.progress(P.translated, "speaking");
       clone ??= own;
-      return await finish(texts, transcript, clone ? cloneVoiceName(clone) : preset, clone, task, ctx);
+      const voices: Voice[] = clone
+        ? [{ voice: cloneVoiceName(clone), clone }]
+        : ownBySpeaker.length > 0
+          ? ownBySpeaker.map((c) => ({ voice: cloneVoiceName(c), clone: c }))
+          : (await presetVoices(transcript, texts, preset, task, ctx)).map((voice) => ({ voice }));
+      return await finish(texts, transcript, voices, task, ctx);
     } finally {
-      if (own && deps.clones) await removeTaskClone(deps.clones, own, ctx.logger);
+      for (const made of new Set([...(own ? [own] : []), ...ownBySpeaker])) if (deps.clones) await removeTaskClone(deps.clones, made, ctx.logger);
     }
   };
 
-  async function finish(texts: string[], transcript: SavedTranscript, voice: string, clone: ClonedVoice | undefined, task: VoiceStreamWork, ctx: TaskContext): Promise<TaskResult> {
-    const clips = await speak(texts, voice, clone, task, ctx);
-    const { placed, trackSeconds } = await fit(clips, transcript, ctx);
+  async function finish(texts: string[], transcript: SavedTranscript, voices: readonly Voice[], task: VoiceStreamWork, ctx: TaskContext): Promise<TaskResult> {
+    const voice = voices.map((v) => v.voice).join(", ");
+    const clips = await speak(
+      texts,
+      transcript.segments.map((s) => (voices.length > 1 ? s.speaker : 0)),
+      voices,
+      task,
+      ctx,
+    );
+    const { placed, trackSeconds, timing } = await fit(clips, transcript, ctx);
     ctx.progress(P.fitted, "placing the speech on the track");
 
     const input = await originalInput(task, ctx);
@@ -448,8 +641,8 @@ export function createVoiceStreamHandler(deps: VoiceStreamPipelineDeps): TaskHan
       logger: ctx.logger,
       onProgress: (fraction) => ctx.progress(P.fitted + (P.placed - P.fitted) * fraction, "placing the speech on the track"),
     });
-    ctx.logger.info({ key: output.key, kind: output.kind, voice, seconds: trackSeconds, clips: placed.length }, "voice stream written");
-    return { resultKey: output.key };
+    ctx.logger.info({ key: output.key, kind: output.kind, voice, timing, seconds: trackSeconds, clips: placed.length }, "voice stream written");
+    return { resultKey: output.key, timing };
   }
 
   /**

@@ -1,32 +1,45 @@
 import { describe, expect, it } from "vitest";
-import { fitClip, mergeSegments } from "./timing.ts";
+import { fitClip, lengthBudget, mergeSegments, summarizeTiming } from "./timing.ts";
 
 describe("fitClip", () => {
-  it("keeps a clip that fits at its segment's start, unchanged", () => {
-    expect(fitClip(0, 0.2, 3.5, 2.0)).toEqual({ startSeconds: 0.2, tempo: 1 });
-    expect(fitClip(2.2, 3.8, 10, 2.0)).toEqual({ startSeconds: 3.8, tempo: 1 });
+  it("keeps a line that fits at its original start, unchanged", () => {
+    expect(fitClip(0.2, 3.5, 2.0)).toEqual({ startSeconds: 0.2, tempo: 1 });
+    expect(fitClip(3.8, 10, 2.0)).toEqual({ startSeconds: 3.8, tempo: 1 });
   });
 
-  it("speeds a clip up just enough to end at the next segment", () => {
-    const slot = fitClip(0, 1, 3, 2.4);
+  it("speeds a line up just enough to end at the next line's start", () => {
+    const slot = fitClip(1, 3, 2.4);
     expect(slot.startSeconds).toBe(1);
     expect(slot.tempo).toBeCloseTo(1.2, 3);
+    expect(slot.cutSeconds).toBeUndefined();
   });
 
-  it("never speeds up beyond the limit, and ignores negligible overruns", () => {
-    expect(fitClip(0, 0, 2, 4).tempo).toBe(1.3);
-    expect(fitClip(0, 0, 2, 4, { maxTempo: 1.5 }).tempo).toBe(1.5);
-    expect(fitClip(0, 0, 2, 2.02).tempo).toBe(1);
+  it("never speeds up beyond 1.4x and cuts the rest at the next line's start", () => {
+    const slot = fitClip(0, 2, 4);
+    expect(slot.tempo).toBe(1.4);
+    expect(slot.cutSeconds).toBe(2);
+    expect(fitClip(0, 2, 4, { maxTempo: 2 })).toEqual({ startSeconds: 0, tempo: 2 });
+    expect(fitClip(0, 2, 2.02).tempo).toBe(1);
   });
 
-  it("starts a clip after a previous one that ran late, then squeezes it toward the next segment", () => {
-    const slot = fitClip(3.9, 3.5, 6, 2.0);
-    expect(slot.startSeconds).toBeCloseTo(4.05, 5);
-    expect(slot.tempo).toBeCloseTo(2.0 / (6 - 4.05), 2);
+  it("starts every line on time whatever the line before did (a dense pair: 0.7 s gap)", () => {
+    // The first line (0–2.5 s in the original) translated to 4.2 s; the second starts at 3.2 s.
+    const first = fitClip(0, 3.2, 4.2);
+    const second = fitClip(3.2, 6, 2);
+    expect(first.startSeconds + (first.cutSeconds ?? 4.2 / first.tempo)).toBeLessThanOrEqual(3.2);
+    expect(second.startSeconds).toBe(3.2);
+  });
+});
+
+describe("summarizeTiming and lengthBudget", () => {
+  it("counts the lines sped up and the largest factor", () => {
+    expect(summarizeTiming([{ startSeconds: 0, tempo: 1 }, { startSeconds: 2, tempo: 1.2 }, { startSeconds: 5, tempo: 1.4, cutSeconds: 1 }])).toEqual({ lines_sped_up: 2, largest_factor: 1.4 });
+    expect(summarizeTiming([{ startSeconds: 0, tempo: 1 }])).toEqual({ lines_sped_up: 0, largest_factor: 1 });
   });
 
-  it("caps the speed-up when there is no room left at all", () => {
-    expect(fitClip(6.5, 3.5, 6, 2.0)).toEqual({ startSeconds: 6.65, tempo: 1.3 });
+  it("budgets characters from the slot and the voice's rate", () => {
+    expect(lengthBudget(3, 14)).toBe(42);
+    expect(lengthBudget(0.2, 14)).toBe(8);
   });
 });
 

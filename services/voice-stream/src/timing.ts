@@ -1,57 +1,78 @@
 /**
- * Where each translated clip goes on the output track.
+ * Where each translated line goes on the output track (dubbing timing).
  *
- * Rule (the same for every clip, in time order):
- * - a clip starts at its segment's start time, or just after the previous clip when that one ran late
- *   (clips never overlap: two voices at once would be unintelligible);
- * - when the clip is longer than the room it has (up to the next segment's start, or the end of the
- *   original for the last clip), it is sped up just enough to fit, but never beyond `maxTempo`
- *   (1.3× by default, where synthetic speech stays easy to follow);
- * - what still does not fit pushes the following clips later; they catch up at the next pause that
- *   leaves room (they start at their own segment start again), and a last clip that overruns makes
- *   the track longer than the original.
+ * Rule, the same for every line:
+ * - a line starts at its original line's start, always (lines are never pushed later: the picture
+ *   would lose sync);
+ * - its slot runs to the next line's start (or the end of the original for the last line); a line
+ *   longer than its slot is sped up without changing pitch (ffmpeg `atempo`) just enough to fit, but
+ *   never beyond `maxTempo` (1.4×, where synthetic speech stays easy to follow);
+ * - what still does not fit is cut at the next line's start with a short fade-out (`fadeSeconds`), so
+ *   no line is ever heard over the next one; the last line may run on into the silence after the
+ *   original's end only up to the track's end (the track keeps the original's length).
  */
 
 export interface TimingOptions {
-  /** Fastest speed-up applied to a clip. Default 1.3. */
+  /** Fastest speed-up applied to a line. Default 1.4. */
   maxTempo?: number;
-  /** Silence kept between a late clip and the one before it, in seconds. Default 0.15. */
-  minGapSeconds?: number;
   /** Speed-ups smaller than this are not worth re-encoding the clip. Default 1.02. */
   minTempo?: number;
+  /** Fade-out of a line cut at the next line's start, in seconds. Default 0.08. */
+  fadeSeconds?: number;
 }
 
-export const DEFAULT_MAX_TEMPO = 1.3;
+export const DEFAULT_MAX_TEMPO = 1.4;
+export const DEFAULT_FADE_SECONDS = 0.08;
 
 export interface ClipSlot {
-  /** When the clip starts on the output track, in seconds. */
+  /** When the clip starts on the output track, in seconds (its line's original start). */
   startSeconds: number;
   /** Speed factor to apply (1 = unchanged). */
   tempo: number;
+  /**
+   * Length the (sped-up) clip is cut to, with a fade-out ending there, when even at `maxTempo` it would
+   * run past the slot's end; undefined when it fits.
+   */
+  cutSeconds?: number;
 }
 
 /**
- * Start and speed of one clip.
- * `previousEndSeconds`: where the previous clip ends on the output track (0 for the first);
- * `segmentStartSeconds`: where the original speech of this segment starts;
- * `roomEndSeconds`: the next segment's start, or the original's duration for the last segment.
+ * Start, speed and cut of one line.
+ * `segmentStartSeconds`: where the original line starts;
+ * `roomEndSeconds`: the next line's start, or the original's duration for the last line.
  */
-export function fitClip(
-  previousEndSeconds: number,
-  segmentStartSeconds: number,
-  roomEndSeconds: number,
-  clipSeconds: number,
-  options: TimingOptions = {},
-): ClipSlot {
+export function fitClip(segmentStartSeconds: number, roomEndSeconds: number, clipSeconds: number, options: TimingOptions = {}): ClipSlot {
   const maxTempo = options.maxTempo ?? DEFAULT_MAX_TEMPO;
-  const minGap = options.minGapSeconds ?? 0.15;
   const minTempo = options.minTempo ?? 1.02;
-  const startSeconds = previousEndSeconds > 0 ? Math.max(segmentStartSeconds, previousEndSeconds + minGap) : Math.max(0, segmentStartSeconds);
-  const room = roomEndSeconds - startSeconds;
+  const startSeconds = Math.max(0, segmentStartSeconds);
+  const room = Math.max(0, roomEndSeconds - startSeconds);
   if (!(clipSeconds > 0) || clipSeconds <= room) return { startSeconds, tempo: 1 };
   const wanted = room > 0 ? clipSeconds / room : Number.POSITIVE_INFINITY;
-  const tempo = Math.min(wanted, maxTempo);
-  return { startSeconds, tempo: tempo < minTempo ? 1 : Math.round(tempo * 1000) / 1000 };
+  const capped = Math.min(wanted, maxTempo);
+  const tempo = capped < minTempo ? 1 : Math.round(capped * 1000) / 1000;
+  const spoken = clipSeconds / tempo;
+  // A rounding hair over the slot is not worth a cut; anything more is cut at the slot's end.
+  return spoken > room + 0.02 ? { startSeconds, tempo, cutSeconds: Math.round(room * 1000) / 1000 } : { startSeconds, tempo };
+}
+
+/** What the record's `timing` says: how many lines were sped up, and the largest factor. */
+export interface TimingSummary {
+  lines_sped_up: number;
+  largest_factor: number;
+}
+
+export function summarizeTiming(slots: readonly ClipSlot[]): TimingSummary {
+  const sped = slots.filter((s) => s.tempo > 1);
+  return { lines_sped_up: sped.length, largest_factor: sped.reduce((m, s) => Math.max(m, s.tempo), 1) };
+}
+
+/**
+ * The characters a translation of a line should stay within to be spoken in its slot at a voice's
+ * rate (characters per second of speech), allowing the speed-up up to `maxTempo` only as a margin
+ * (the budget aims at speech that fits unhurried). At least 8 characters.
+ */
+export function lengthBudget(slotSeconds: number, charsPerSecond: number): number {
+  return Math.max(8, Math.floor(Math.max(0, slotSeconds) * charsPerSecond));
 }
 
 export interface TimedText {

@@ -150,6 +150,14 @@ describe("OpenAI-compatible translator", () => {
     expect(request?.body.messages[1]?.content).toBe("The house is red.\nSecond line {name}.");
   });
 
+  it("asks for a rendering within a dubbed line's length budget when one is given", async () => {
+    await translator().translate({ text: "The weather is very nice today.", source: "English", target: "German", maxChars: 27 });
+    const prompt = received[0]?.body.messages[0]?.content ?? "";
+    expect(prompt).toBe(translationSystemPrompt("English", "German", { maxChars: 27 }));
+    expect(prompt).toMatch(/within 27 characters/);
+    expect(translationSystemPrompt("English", "German")).not.toMatch(/characters:/);
+  });
+
   it("accepts a base URL that ends in /v1", async () => {
     await expect(translator({ baseUrl: `${baseUrl}/v1/` }).translate({ text: "Hello.", source: "English", target: "French" })).resolves.toBe("HELLO.");
     expect(received[0]?.url).toBe("/v1/chat/completions");

@@ -22,6 +22,12 @@ export interface TranslationRequest {
   text: string;
   source: Language;
   target: Language;
+  /**
+   * A length budget: the translation is spoken in a time slot (a dubbed line), so it should stay within
+   * this many characters. Engines that can (a language model) are asked for a rendering that fits; the
+   * others ignore it.
+   */
+  maxChars?: number | undefined;
   signal?: AbortSignal | undefined;
 }
 

@@ -174,6 +174,31 @@ describe("task mesh: work out, progress back", () => {
     expect(record).toMatchObject({ task_status: "failed", task_progress: 70, task_error: "The text file is empty." });
   });
 
+  it("carries a voice stream's speakers to its work and projects the completed event's timing into the record", async () => {
+    const { t, bus } = await setup();
+    const received: WorkMessage[] = [];
+    const sub = await bus.consumeWork("voice-stream", async ({ data }) => {
+      received.push(data);
+      return outcome.ack();
+    });
+    cleanups.push(() => sub.stop());
+    const res = await t.request("POST", "/v1/voices/streams", { body: { file: "x.wav", source_language: "English", target_language: "French", speakers: "one" } });
+    const created = (await res.json()) as { id: string; speakers: string; timing: unknown };
+    expect(created).toMatchObject({ speakers: "one", timing: null });
+    await eventually(async () => received.length, (n) => n === 1, "the work message");
+    expect(received[0]).toMatchObject({ kind: "voice-stream", speakers: "one" });
+    const timing = { lines_sped_up: 2, largest_factor: 1.35 };
+    await bus.publishEvent("task", { ...event({ task_id: created.id, seq: 4, status: "completed", progress: 100, result_key: `results/voice-stream/${created.id}.mp3` }), kind: "voice-stream", timing });
+    const done = await eventually(
+      async () => (await (await t.request("GET", `/v1/voices/streams/${created.id}`)).json()) as Record<string, unknown>,
+      (r) => r.task_status === "completed",
+      "completion",
+    );
+    expect(done).toMatchObject({ speakers: "one", timing });
+    const bad = await t.request("POST", "/v1/voices/streams", { body: { file: "x.wav", source_language: "English", target_language: "French", speakers: "two" } });
+    expect(bad.status).toBe(422);
+  });
+
   it("marks a dead-lettered task failed with a reason in plain words", async () => {
     const { t, bus } = await setup();
     const sub = await bus.consumeWork("voice-stream", async () => outcome.term("the audio file could not be decoded"));

@@ -57,6 +57,7 @@ const WORK_MESSAGES: { [K in TaskKind]: (doc: TaskDoc) => WorkPayload<BusCatalog
       use_voice_clone: v.use_voice_clone ?? false,
       voice_clone_sample: v.voice_clone_sample ?? null,
       original_audio: v.original_audio ?? "drop",
+      ...(v.speakers === undefined ? {} : { speakers: v.speakers }),
     };
   },
   subtitle: (doc) => {
@@ -88,6 +89,7 @@ export async function projectEvent(repos: TaskRepositories, event: TaskEvent): P
     if (event.chapters !== undefined) book.chapters = event.chapters;
     if (event.warnings !== undefined) book.warnings = event.warnings;
   }
+  if (event.kind === "voice-stream" && event.timing !== undefined) (set as Partial<VoiceStreamDoc>).timing = event.timing;
   const repo = repos[event.kind] as TaskRepository<TaskDoc>;
   return repo.applyEvent(event.task_id, event.seq, set as Partial<TaskDoc>, event.status === "completed" ? 100 : event.progress);
 }

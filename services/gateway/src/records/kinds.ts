@@ -43,6 +43,10 @@ export interface VoiceStreamDoc extends TaskDoc {
   voice_clone_sample?: string | null;
   /** The input's own sound in the dubbed track; absent in older records (`drop`). */
   original_audio?: OriginalAudioMode;
+  /** "auto" or "one"; absent in older records (auto). */
+  speakers?: "auto" | "one";
+  /** Set by the completing event; absent before. */
+  timing?: { lines_sped_up: number; largest_factor: number } | null;
 }
 
 export interface SubtitleDoc extends TaskDoc {
@@ -175,6 +179,8 @@ const VOICE_STREAMS = {
       source_language: doc.source_language,
       target_language: doc.target_language,
       original_audio: doc.original_audio ?? "drop",
+      speakers: doc.speakers ?? "auto",
+      timing: doc.timing ?? null,
       ...taskView(doc, signer),
     }),
     notFound: "Voice stream not found",

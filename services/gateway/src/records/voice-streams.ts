@@ -18,9 +18,11 @@ const createVoiceStream = createRoute({
   description:
     "Extension to the contract: starts a voice processing task. The audio is transcribed, translated when the languages differ, and spoken again in the target language at the original segments' times.\n\n" +
     "`voice` takes a preset voice or one of your cloned voices, `clone:<id>` (another account's, or one that does not speak the target language, is a **422** at `voice`). " +
-    "`use_voice_clone: true` speaks in a voice cloned for this task (deleted at the engine when it ends): from `voice_clone_sample` when given, otherwise from the speech in the input itself (one voice for the whole input).\n\n" +
+    "`use_voice_clone: true` speaks in a voice cloned for this task (deleted at the engine when it ends): from `voice_clone_sample` when given, otherwise from the speech in the input itself (a clone of each speaker's own lines with `speakers: auto`).\n\n" +
     "A video input gives a video (`localized_file`): the same kind of container (MP4 for MP4/MOV, Matroska for MKV/WebM and others), the picture copied as it is, the dubbed audio as the first, default track (tagged with the target language) and the original audio as the second (tagged with the source language). " +
-    "`original_audio: duck` keeps the input's own sound under the new speech (full level between lines, about 18 dB lower while a new line plays); `drop` (default) leaves silence between lines.",
+    "`original_audio: duck` keeps the input's own sound under the new speech (full level between lines, about 18 dB lower while a new line plays); `drop` (default) leaves silence between lines.\n\n" +
+    "`speakers: auto` (default) gives each speaker a distinct voice nearest their pitch (a `voice` given speaks every line); `speakers: one` speaks every line in one voice. " +
+    "Each translated line starts with its original line and ends before the next one starts: a longer one is sped up (pitch kept) up to 1.4×, and what still does not fit is cut with a short fade at the next line's start; the record's `timing` says how many lines were sped up and the largest factor.",
   tags: TAGS,
   security: SECURITY,
   request: {
@@ -67,6 +69,7 @@ export function registerVoiceStreams(app: GatewayApp, deps: GatewayDeps): void {
       use_voice_clone: body.use_voice_clone ?? false,
       voice_clone_sample: body.voice_clone_sample ?? null,
       original_audio: body.original_audio ?? "drop",
+      speakers: body.speakers ?? "auto",
     }) as Promise<never>;
   });
 }

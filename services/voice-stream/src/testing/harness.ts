@@ -117,6 +117,7 @@ export interface ServiceHarness {
     useVoiceClone?: boolean;
     voiceCloneSample?: string | null;
     clone?: VoiceStreamWork["clone"];
+    speakers?: "auto" | "one";
   }): Promise<string>;
   /** The task's completed or failed event. */
   finished(taskId: string, timeoutMs?: number): Promise<TaskEvent>;
@@ -165,6 +166,7 @@ export async function startService(stack: Stack, options: { mediaRoot: string; b
         ...(task.useVoiceClone === undefined ? {} : { use_voice_clone: task.useVoiceClone }),
         ...(task.voiceCloneSample === undefined ? {} : { voice_clone_sample: task.voiceCloneSample }),
         ...(task.clone === undefined ? {} : { clone: task.clone }),
+        ...(task.speakers === undefined ? {} : { speakers: task.speakers }),
       };
       await typed.publishWork("voice-stream", work);
       return id;
