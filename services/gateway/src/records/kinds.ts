@@ -9,6 +9,7 @@
 import { AudioBookSchema, SubtitleJobSchema, VoiceStreamSchema, type ClonedVoiceWire, type Language, type TaskKind } from "@voiceloc/contracts";
 import type { z } from "@hono/zod-openapi";
 import type { TaskDoc, TaskRepository } from "./repository.ts";
+import { audioBookStreamUrl } from "./stream.ts";
 
 export type { TaskKind } from "@voiceloc/contracts";
 
@@ -129,6 +130,7 @@ export const AUDIO_BOOKS = {
       target_language: doc.target_language,
       audio_book_cover: doc.audio_book_cover,
       ...taskView(doc, signer),
+      stream_url: audioBookStreamUrl(doc, signer),
     }),
     notFound: "Audio book not found",
     tag: "Audio books",
