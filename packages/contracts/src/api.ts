@@ -93,6 +93,13 @@ export const AudioBookSchema = z
       description: "Extension to the contract: what did not go as asked without failing the book, in plain words (a cover that could not be fetched or was refused). Empty when nothing went wrong.",
     }),
     ...taskFields,
+    stream_url: z
+      .string()
+      .nullable()
+      .openapi({
+        description:
+          "Listen while the book renders: a signed HLS playlist link (valid for 1 hour, renewed on every read, like `localized_file`), set from the moment the speech begins. The playlist is of type EVENT and lists AAC parts (MPEG-TS segments of about 10 s) of the book from its start as they are spoken; it ends (`#EXT-X-ENDLIST`) and spans the whole book once the book is completed. Null before the speech begins and for a failed book.",
+      }),
   })
   .openapi("AudioBook");
 

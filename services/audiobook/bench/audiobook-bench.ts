@@ -36,6 +36,8 @@ const VOICES = (process.env.VOICES ?? "default,espeak:en-us").split(",").map((v)
 /** Just under the largest book the service takes by default (the text is built a paragraph at a time, so it runs over its target). */
 const BIG_CHARS = DEFAULT_MAX_BOOK_CHARACTERS - 2_000;
 const TARGET_RATIO = 0.55;
+/** Time from submitting the book to the first playable part of its HLS stream, in seconds. */
+const TARGET_FIRST_PART_S = 5;
 const TARGET_RSS_MB = 400;
 /** What the service encodes MP3 with (AUDIO_BOOK_MP3), as ffmpeg arguments; the sample rate is the engine's own. */
 const RAW_ENCODE = [
@@ -130,7 +132,10 @@ async function main(): Promise<void> {
       fetch: { mediaRoot },
       logger,
       workRoot: dir,
+      // Time to the first playable part of each book's HLS stream (stream.ts), from its submission.
+      onFirstStreamPart: ({ taskId }) => firsts.get(taskId)?.(),
     });
+    const firsts = new Map<string, () => void>();
     await service.start();
     // Each book's end, resolved by its terminal event as it arrives (no polling: the time is the event's).
     const ends = new Map<string, (event: TaskEvent) => void>();
@@ -139,7 +144,7 @@ async function main(): Promise<void> {
       if (e.data.status === "completed" || e.data.status === "failed") ends.get(e.data.task_id)?.(e.data);
     });
 
-    const viaService = async (file: string, voice: string | null): Promise<{ ms: number; seconds: number }> => {
+    const viaService = async (file: string, voice: string | null): Promise<{ ms: number; seconds: number; firstPartMs: number }> => {
       const task: AudioBookWork = {
         kind: "audiobook",
         task_id: randomUUID(),
@@ -159,13 +164,18 @@ async function main(): Promise<void> {
           resolve(event);
         }),
       );
+      let firstPartMs = Number.NaN;
+      firsts.set(task.task_id, () => {
+        firstPartMs = performance.now() - started;
+      });
       const started = performance.now();
       await typed.publishWork("audiobook", task);
       const end = await ended;
       ends.delete(task.task_id);
+      firsts.delete(task.task_id);
       if (end.status !== "completed" || !end.result_key) throw new Error(`the service failed the book: ${end.error ?? "no result"}`);
       const path = await blobs.toLocalFile(end.result_key, join(dir, "copies"));
-      return { ms, seconds: await media.encodedAudioDuration(path, "mp3") };
+      return { ms, firstPartMs, seconds: await media.encodedAudioDuration(path, "mp3") };
     };
 
     const viaRaw = async (textFile: string, voice: string): Promise<{ ms: number; seconds: number }> => {
@@ -201,7 +211,7 @@ async function main(): Promise<void> {
         services.push(svc.ms);
         say(
           `${voice} run ${run}: raw engine → WAV, ffmpeg → MP3 ${seconds(raw.ms)} s (${(raw.seconds / 60).toFixed(1)} min of audio); ` +
-            `service ${seconds(svc.ms)} s (${(svc.seconds / 60).toFixed(1)} min); ratio ${(svc.ms / raw.ms).toFixed(2)}; ` +
+            `service ${seconds(svc.ms)} s (${(svc.seconds / 60).toFixed(1)} min), time to first playable part ${seconds(svc.firstPartMs)} s (target < ${TARGET_FIRST_PART_S} s) ${svc.firstPartMs < TARGET_FIRST_PART_S * 1000 ? "OK" : "ABOVE TARGET"}; ratio ${(svc.ms / raw.ms).toFixed(2)}; ` +
             `CPU s raw ${raw.cpu.toFixed(1)}, service ${svc.cpu.toFixed(1)} (programs ${svc.childCpu.toFixed(1)}); load before ${before}, after ${load()}`,
         );
       }

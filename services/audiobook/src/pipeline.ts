@@ -29,6 +29,7 @@ import { timeChapters, type TimedChapter } from "./chapters.ts";
 import { joinMp3Chunks, type CountedChunk } from "./join.ts";
 import { ChunkQueue, runLanes, splitByWeight } from "./lanes.ts";
 import { coreCount, runPool } from "./pool.ts";
+import { BookStream } from "./stream.ts";
 import { BookTextError, chunkText, cutTextWithin, hasWords, normaliseText, speakableText } from "./text.ts";
 
 /** Where the book's text may come from: fetchToFile's settings (MEDIA_ROOT paths, http(s), s3://, gs://). */
@@ -90,6 +91,8 @@ export interface AudioBookPipelineOptions {
    * like an engine failure would (the task is retried and resumes from its checkpoints).
    */
   onChunkDone?: (info: ChunkDoneInfo) => void | Promise<void>;
+  /** Test and benchmark seam: called once the book's stream has its first playable part (its playlist lists a segment). */
+  onFirstStreamPart?: (info: { taskId: string }) => void;
 }
 
 const DEFAULT_CHUNK_CHARS = 1_500;
@@ -491,7 +494,7 @@ export function createAudioBookHandler(options: AudioBookPipelineOptions): TaskH
    * checkpointing each chunk's MP3 frames as soon as the encoder is past it (lanes.ts). Resolves to the
    * chunks this delivery spoke, as the lanes counted their frames (the join need not read them twice).
    */
-  async function speakBook(cut: BookCut, ctx: TaskContext): Promise<Map<number, CountedChunk>> {
+  async function speakBook(cut: BookCut, ctx: TaskContext, stream: BookStream): Promise<Map<number, CountedChunk>> {
     const { engine, voice, chunks, missing } = cut;
     let plan = cut.plan;
     let done = chunks.length - missing.length;
@@ -525,6 +528,8 @@ export function createAudioBookHandler(options: AudioBookPipelineOptions): TaskH
         })()),
       store: async (i, mp3, frames) => {
         await ctx.checkpoints.put(chunkCheckpoint(i), mp3);
+        // The listener's part of this chunk, encoded from the stored MP3 beside the lanes (stream.ts).
+        stream.add(i, await ctx.checkpoints.get(chunkCheckpoint(i)));
         counted.set(i, { frames: frames.count, bytes: mp3.length, header: frames.header });
         done++;
         ctx.working();
@@ -627,7 +632,21 @@ export function createAudioBookHandler(options: AudioBookPipelineOptions): TaskH
       { chapters: spoken.length, spokenChars: spoken.reduce((n, c) => n + c.text.length, 0), chunks: chunks.length, resumed, voice: voice.name, parallelism },
       resumed > 0 ? "resuming the audio book" : "speaking the audio book",
     );
-    const counted = await speakBook(cut, ctx);
+    // The HLS stream of the book (stream.ts): parts of chunks earlier deliveries spoke are kept or encoded first.
+    const stream = new BookStream({ blobs, media, taskId: ctx.taskId, workDir: ctx.workDir, logger: log, signal: ctx.signal,
+      onFirstPart: () => options.onFirstStreamPart?.({ taskId: ctx.taskId }),
+    });
+    let counted: Map<number, CountedChunk>;
+    try {
+      await stream.restore(new Set(missing));
+      const respoken = new Set(missing);
+      for (let i = 0; i < chunks.length; i++) if (!respoken.has(i) && !stream.has(i)) stream.add(i, await ctx.checkpoints.get(chunkCheckpoint(i)));
+      counted = await speakBook(cut, ctx, stream);
+      await stream.finish(chunks.length);
+    } catch (error) {
+      await stream.stop();
+      throw error;
+    }
     ctx.progress(P_SPOKEN, "joining");
 
     const joined = await joinChunks(chunks.length, counted, ctx);

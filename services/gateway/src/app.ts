@@ -10,6 +10,7 @@ import { boundedItems } from "./http/limits.ts";
 import { KIND_LIST } from "./records/kinds.ts";
 import { recordRoutes } from "./records/routes.ts";
 import { fileRoutes } from "./records/files.ts";
+import { streamRoutes } from "./records/stream.ts";
 import { eventRoutes } from "./records/events.ts";
 import { speechRoutes } from "./speech/routes.ts";
 import { isUploadBodyPath, uploadRoutes } from "./uploads/routes.ts";
@@ -95,6 +96,8 @@ export function createApp(deps: GatewayDeps): GatewayApp {
   if (deps.clones) app.route("/", cloneRoutes(deps, deps.clones));
   app.route("/", eventRoutes(deps));
   if (deps.uploads) app.route("/", uploadRoutes(deps, deps.uploads));
+  // Audio book streams (signed like downloads, one signature for a book's playlist and parts) before the downloads.
+  if (deps.files) app.route("/", streamRoutes(deps.files.blobs, deps.files.secret));
   if (deps.files) app.route("/", fileRoutes(deps.files.blobs, deps.files.secret));
   if (deps.webhooks) {
     app.route("/", webhookRoutes(deps, deps.webhooks));

@@ -612,6 +612,8 @@ export interface components {
              * @example 2026-11-22T06:31:12.000Z
              */
             date_updated: string;
+            /** @description Listen while the book renders: a signed HLS playlist link (valid for 1 hour, renewed on every read, like `localized_file`), set from the moment the speech begins. The playlist is of type EVENT and lists AAC parts (MPEG-TS segments of about 10 s) of the book from its start as they are spoken; it ends (`#EXT-X-ENDLIST`) and spans the whole book once the book is completed. Null before the speech begins and for a failed book. */
+            stream_url: string | null;
         };
         /**
          * @description Language of a text or speech. Case-sensitive; exactly these values.

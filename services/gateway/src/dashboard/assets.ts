@@ -97,8 +97,22 @@ function followProgress(bar) {
   source.addEventListener("completed", finish);
   source.addEventListener("failed", finish);
 }
+function playStream(audio) {
+  var url = audio.getAttribute("data-hls");
+  if (audio.canPlayType("application/vnd.apple.mpegurl")) { audio.src = url; return; }
+  var Hls = window.Hls;
+  if (!Hls || !Hls.isSupported()) { audio.insertAdjacentText("afterend", "This browser cannot play the stream."); return; }
+  var hls = new Hls({ enableWorker: false });
+  var fragments = 0;
+  hls.on(Hls.Events.FRAG_LOADED, function () { audio.setAttribute("data-fragments", String(++fragments)); });
+  hls.loadSource(url);
+  hls.attachMedia(audio);
+}
 document.addEventListener("DOMContentLoaded", function () {
   document.querySelectorAll("progress[data-events]").forEach(followProgress);
+});
+window.addEventListener("load", function () {
+  document.querySelectorAll("audio[data-hls]").forEach(playStream);
 });
 document.addEventListener("click", function (event) {
   var button = event.target instanceof Element ? event.target.closest("[data-copy]") : null;

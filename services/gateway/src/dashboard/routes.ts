@@ -5,7 +5,9 @@
  * server-side session (sessions.ts); every form carries the session's synchronizer CSRF token. The
  * session authorises only these pages: /v1 stays key or token based (its middleware never reads cookies).
  */
+import { readFileSync } from "node:fs";
 import type { IncomingMessage } from "node:http";
+import { createRequire } from "node:module";
 import type { Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { html } from "hono/html";
@@ -27,7 +29,7 @@ import { SIGNED_UP, keysPage, layout, loginForm, notice, resetForm, revokeConfir
 import { createRouter } from "../http/router.ts";
 
 export const CSP =
-  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; media-src 'self'; connect-src 'self'; " +
+  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; media-src 'self' blob:; connect-src 'self'; " +
   "form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'";
 
 const SECURITY_HEADERS: Record<string, string> = {
@@ -67,6 +69,13 @@ export function dashboardRoutes(deps: GatewayDeps, d: DashboardDeps): GatewayApp
   app.get("/dashboard/assets/app.js", (c) =>
     c.body(APP_JS, 200, { "Content-Type": "text/javascript; charset=utf-8", "Cache-Control": "public, max-age=300" }),
   );
+
+  // hls.js (the audio book stream player where the browser plays no HLS itself), served from here like swagger-ui-dist: no CDN.
+  let hlsJs: Buffer | undefined;
+  app.get("/dashboard/assets/hls.js", (c) => {
+    hlsJs ??= readFileSync(createRequire(import.meta.url).resolve("hls.js/dist/hls.light.min.js"));
+    return c.body(new Uint8Array(hlsJs), 200, { "Content-Type": "text/javascript; charset=utf-8", "Cache-Control": "public, max-age=300" });
+  });
 
   /** The request's live session, if any. */
   const current = async (c: Ctx): Promise<SessionDoc | null> => d.sessions.resolve(getCookie(c, cookieName(c)));

@@ -14,6 +14,7 @@ import type { GatewayDeps } from "../deps.ts";
 import { HttpProblem, ValueError422 } from "../http/errors.ts";
 import { recordEventStream } from "../records/sse.ts";
 import { InvalidCursorError, type TaskDoc } from "../records/repository.ts";
+import { audioBookStreamUrl } from "../records/stream.ts";
 import { KIND_LIST, type AudioBookDoc, type SubtitleDoc, type VoiceStreamDoc } from "../records/kinds.ts";
 import { notice, type Markup } from "./views.ts";
 import type { DashboardKit } from "./kit.ts";
@@ -120,6 +121,11 @@ ${next ? html`<p><a href="${next}" rel="next">Next page</a></p>` : ""}`;
       const subtitleKey = page.kind === "subtitle" ? (doc as SubtitleDoc).subtitle_key : null;
       const subtitleText = subtitleKey ? await readText(deps, subtitleKey) : null;
       const result = doc.result_key ? local(deps.signer.sign(doc.result_key)) : null;
+      // An audio book being spoken plays its HLS stream (hls.js where the browser has no HLS of its own).
+      const streamUrl = page.kind === "audiobook" && doc.task_status === "processing" ? audioBookStreamUrl(doc, deps.signer) : null;
+      const stream = streamUrl
+        ? html`<h2>Listen while it renders</h2><audio controls preload="none" data-hls="${local(streamUrl)}" class="player" id="stream-player"></audio><script src="/dashboard/assets/hls.js" defer></script>`
+        : "";
       const body = html`<p><a href="/dashboard/${page.slug}?space=${space}">← All ${page.title.toLowerCase()}</a></p>
 <dl class="facts">
 <dt>Name</dt><dd>${name}</dd>
@@ -137,6 +143,7 @@ ${
       : html`<h2>Result</h2><audio controls preload="metadata" src="${result}" class="player"></audio><p><a href="${result}">Download the audio</a></p>`
     : ""
 }
+${stream}
 ${subtitleText !== null ? html`<h2>Subtitles</h2><pre class="subtitles" tabindex="0">${subtitleText}</pre>` : ""}`;
       return kit.render(c, 200, `${page.singular}: ${name}`, session, body);
     });

@@ -138,6 +138,8 @@ range, shifted to the sample's median pitch within 10 % and its rate within 15 %
 Result links are \`/v1/files/<key>?expires=…&signature=…\` (HMAC-SHA256, 1 hour); they need no other
 credential, support \`Range\`, and answer **403** when tampered with or expired; a path that is
 not a valid key (including a malformed percent-encoding) is a **404**.
+An audio book's \`stream_url\` is such a link to its HLS playlist (\`/v1/files/streams/audiobook/<id>/index.m3u8\`);
+the playlist's parts carry the playlist's own signature, which opens that book's stream only.
 
 ## Subtitles
 \`POST /v1/videos/subtitle\` answers **202** with a subtitle job; options \`mode\` (\`burn_in\` default |

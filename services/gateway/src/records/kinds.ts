@@ -9,6 +9,7 @@
 import { AudioBookSchema, SubtitleJobSchema, VoiceStreamSchema, type AudioBookFormat, type ClonedVoiceWire, type Language, type OriginalAudioMode, type TaskKind } from "@voiceloc/contracts";
 import type { z } from "@hono/zod-openapi";
 import type { TaskDoc, TaskRepository } from "./repository.ts";
+import { audioBookStreamUrl } from "./stream.ts";
 
 export type { TaskKind } from "@voiceloc/contracts";
 
@@ -144,6 +145,7 @@ export const AUDIO_BOOKS = {
       chapters: doc.chapters ?? null,
       warnings: doc.warnings ?? [],
       ...taskView(doc, signer),
+      stream_url: audioBookStreamUrl(doc, signer),
     }),
     notFound: "Audio book not found",
     tag: "Audio books",
