@@ -182,6 +182,26 @@ export const CloneDeleteRequestSchema = z.object({
 export type CloneDeleteRequest = z.infer<typeof CloneDeleteRequestSchema>;
 export const CloneDeleteReplySchema = z.object({ deleted: z.boolean() });
 
+/* ------------------------------------------------ pronunciation lexicons */
+
+/**
+ * A pronunciation lexicon as it travels in synthesis requests and work messages (resolved by the
+ * gateway from the caller's own lexicons, so the speaking process needs no store).
+ */
+export const LexiconWireSchema = z.object({
+  id: z.string().min(1).max(64),
+  name: z.string(),
+  entries: z.array(
+    z.object({
+      graphemes: z.array(z.string().min(1)).min(1),
+      alias: z.string().nullable(),
+      phoneme: z.string().nullable(),
+      alphabet: z.string().nullable(),
+    }),
+  ),
+});
+export type LexiconWire = z.infer<typeof LexiconWireSchema>;
+
 const workBase = {
   task_id: z.string().uuid(),
   account_id: z.string().min(1),
@@ -199,6 +219,8 @@ export const AudioBookWorkSchema = z.object({
   voice_clone_sample: z.string().nullable(),
   /** The caller's clone named by `preset_voice_name: "clone:<id>"`, resolved by the gateway; absent in messages of older gateways. */
   clone: ClonedVoiceSchema.nullable().optional(),
+  /** The caller's pronunciation lexicons named by `lexicons`, resolved by the gateway, in the order given. */
+  lexicons: z.array(LexiconWireSchema).optional(),
 });
 
 export const VoiceStreamWorkSchema = z.object({
@@ -210,6 +232,8 @@ export const VoiceStreamWorkSchema = z.object({
   /** Speak in a clone: of `voice_clone_sample` when given (made for this task, deleted after), else of the speech in the input. */
   use_voice_clone: z.boolean().optional(),
   voice_clone_sample: z.string().nullable().optional(),
+  /** The caller's pronunciation lexicons named by `lexicons`, resolved by the gateway, in the order given. */
+  lexicons: z.array(LexiconWireSchema).optional(),
 });
 
 export const SubtitleWorkSchema = z.object({
@@ -259,6 +283,8 @@ export const SynthesizeRequestSchema = z.object({
   voice: z.string().nullable(),
   /** Set when `voice` is `clone:<id>`: the caller's clone, resolved by the gateway. */
   clone: ClonedVoiceSchema.nullable().optional(),
+  /** The caller's pronunciation lexicons named by `lexicons`, resolved by the gateway, in the order given. */
+  lexicons: z.array(LexiconWireSchema).optional(),
   format: z.enum(AUDIO_FORMATS),
   account_id: z.string().min(1),
   request_id: z.string(),

@@ -43,6 +43,7 @@ const WORK_MESSAGES: { [K in TaskKind]: (doc: TaskDoc) => WorkPayload<BusCatalog
       use_voice_clone: a.use_voice_clone,
       voice_clone_sample: a.voice_clone_sample,
       clone: a.clone ?? null,
+      ...(a.lexicons && a.lexicons.length > 0 ? { lexicons: a.lexicons } : {}),
     };
   },
   "voice-stream": (doc) => {
@@ -54,6 +55,7 @@ const WORK_MESSAGES: { [K in TaskKind]: (doc: TaskDoc) => WorkPayload<BusCatalog
       clone: v.clone ?? null,
       use_voice_clone: v.use_voice_clone ?? false,
       voice_clone_sample: v.voice_clone_sample ?? null,
+      ...(v.lexicons && v.lexicons.length > 0 ? { lexicons: v.lexicons } : {}),
     };
   },
   subtitle: (doc) => {

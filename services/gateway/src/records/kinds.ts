@@ -6,7 +6,7 @@
  * is its document type, one entry here and its creating route (tsc then names the maps that hold
  * every kind: the repositories `gateway.ts` opens and the readers of `read.ts`).
  */
-import { AudioBookSchema, SubtitleJobSchema, VoiceStreamSchema, type ClonedVoiceWire, type Language, type TaskKind } from "@voiceloc/contracts";
+import { AudioBookSchema, SubtitleJobSchema, VoiceStreamSchema, type ClonedVoiceWire, type Language, type LexiconWire, type TaskKind } from "@voiceloc/contracts";
 import type { z } from "@hono/zod-openapi";
 import type { TaskDoc, TaskRepository } from "./repository.ts";
 
@@ -23,6 +23,8 @@ export interface AudioBookDoc extends TaskDoc {
   voice_clone_sample: string | null;
   /** The caller's clone `preset_voice_name: "clone:<id>"` named, resolved at creation (the work message carries it); absent in older records. */
   clone?: ClonedVoiceWire | null;
+  /** The caller's pronunciation lexicons `lexicons` named, resolved at creation (the work message carries them). */
+  lexicons?: LexiconWire[];
 }
 
 export interface VoiceStreamDoc extends TaskDoc {
@@ -35,6 +37,8 @@ export interface VoiceStreamDoc extends TaskDoc {
   /** Speak in a clone made for this task: of `voice_clone_sample`, else of the input's own speech. */
   use_voice_clone?: boolean;
   voice_clone_sample?: string | null;
+  /** The caller's pronunciation lexicons `lexicons` named, resolved at creation (the work message carries them). */
+  lexicons?: LexiconWire[];
 }
 
 export interface SubtitleDoc extends TaskDoc {
