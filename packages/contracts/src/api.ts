@@ -29,6 +29,10 @@ export const LIMITS = {
   listDefault: 50,
   listMax: 200,
   idempotencyKeyLength: 255,
+  /** Pronunciation lexicons named by one audio book, synthesis or voice stream. */
+  lexiconsPerRequest: 5,
+  /** Characters of a PLS document (`POST /v1/lexicons`). */
+  lexiconLength: 512 * 1024,
 } as const;
 
 export const LanguageSchema = z.enum(LANGUAGES).openapi("Language", {
@@ -46,6 +50,16 @@ const fileRef = (what: string) =>
     description: `Reference to the ${what}: an \`http(s)://\` URL reachable from the service (private and loopback addresses are refused), an \`s3://bucket/key\` or \`gs://bucket/key\` URI (fetched through the configured S3-compatible endpoint), or a path relative to the server's MEDIA_ROOT.`,
     example: "https://example.com/books/chapter-1.txt",
   });
+
+const lexiconIds = (what: string) =>
+  z
+    .array(pyUuid())
+    .max(LIMITS.lexiconsPerRequest)
+    .optional()
+    .openapi({
+      description: `Ids of your pronunciation lexicons (\`POST /v1/lexicons\`, at most ${LIMITS.lexiconsPerRequest}) applied to ${what} before it is spoken, the first naming a word winning. Each must be yours and of the speech's language; an \`<alias>\` is said by every voice, a \`<phoneme>\` (IPA) only by espeak-ng voices (with another voice a phoneme-only entry is a **422** naming it).`,
+      example: ["0193f1c2-a7b4-7cc2-a1f0-4e4ab2b1a4d0"],
+    });
 
 const taskFields = {
   task_status: TaskStatusSchema,
@@ -144,6 +158,7 @@ export const CreateAudioBookSchema = z
         description:
           "Extension to the contract: public http(s) URI of a JPEG or PNG cover, embedded as the book file's attached picture. One that cannot be fetched or is refused leaves the book without a cover and says so in `warnings`.",
       }),
+    lexicons: lexiconIds("the book's (translated) text"),
   })
   .openapi("CreateAudioBook");
 
@@ -228,6 +243,7 @@ export const CreateVoiceStreamSchema = z
           "`auto` (default): lines are grouped by speaker (the recogniser's speakers, else by clustering each line's pitch and spectral envelope) and each speaker gets a distinct voice of the target language nearest their pitch, or with `use_voice_clone` and no sample a clone of their own lines; a `voice` given speaks every line. `one`: every line in one voice.",
         default: "auto",
       }),
+    lexicons: lexiconIds("the translated text"),
   })
   .openapi("CreateVoiceStream");
 
@@ -280,6 +296,7 @@ export const SpeechSynthesisRequestSchema = z
       .optional()
       .openapi({ description: "Voice name from `GET /v1/voices` (a preset voice, or one of your cloned voices, `clone:<id>`); default: the language's most natural voice." }),
     format: pyEnum(AUDIO_FORMATS).optional().openapi({ description: "Output audio format: `mp3` (default), `wav`, `ogg` (Opus) or `flac`." }),
+    lexicons: lexiconIds("the text"),
   })
   .openapi("SpeechSynthesisRequest");
 
@@ -366,6 +383,52 @@ export const VoiceCloneSchema = z
   .openapi("VoiceClone");
 
 export const VoiceCloneListQuerySchema = z.object({
+  limit: pyInt({ ge: 1, le: LIMITS.listMax })
+    .optional()
+    .openapi({ description: `Page size, 1–${LIMITS.listMax}; default ${LIMITS.listDefault}.` }),
+  cursor: pyStr({ min: 1, max: 512 }).optional().openapi({
+    description: "Opaque cursor from the previous page's `Link: <…>; rel=\"next\"` header.",
+  }),
+});
+
+/* ------------------------------------------------ pronunciation lexicons */
+
+export const CreateLexiconSchema = z
+  .object({
+    name: pyStr({ min: 1, max: LIMITS.voiceNameLength }).openapi({ description: "Your name for the lexicon, 1–100 characters.", example: "Place names" }),
+    language: languageIn().openapi({
+      description: "The language of the speech it is for; the PLS `xml:lang` must be a tag of this language (`en`, `en-US` for English).",
+      example: "English",
+    }),
+    pls: pyStr({ min: 1, max: LIMITS.lexiconLength }).openapi({
+      description:
+        "The lexicon, a W3C Pronunciation Lexicon Specification 1.0 document: `<lexicon version=\"1.0\" xmlns=\"http://www.w3.org/2005/01/pronunciation-lexicon\" alphabet=\"ipa\" xml:lang=\"en-US\">` with `<lexeme>`s of one or more `<grapheme>` and an `<alias>` and/or a `<phoneme>`. At most 5,000 lexemes; no DOCTYPE (no DTD or entity is ever read).",
+      example:
+        '<?xml version="1.0" encoding="UTF-8"?><lexicon version="1.0" xmlns="http://www.w3.org/2005/01/pronunciation-lexicon" alphabet="ipa" xml:lang="en-US"><lexeme><grapheme>W3C</grapheme><alias>World Wide Web Consortium</alias></lexeme></lexicon>',
+    }),
+  })
+  .openapi("CreateLexicon");
+
+export const LexiconEntrySchema = z
+  .object({
+    graphemes: z.array(z.string()).openapi({ description: "The written forms the entry matches, as whole words." }),
+    alias: z.string().nullable().openapi({ description: "Text said instead (`<alias>`), or null." }),
+    phoneme: z.string().nullable().openapi({ description: "Pronunciation (`<phoneme>`), or null." }),
+    alphabet: z.string().nullable().openapi({ description: "The phoneme's alphabet (`ipa`), or null without a phoneme." }),
+  })
+  .openapi("LexiconEntry");
+
+export const LexiconSchema = z
+  .object({
+    id: z.string().uuid(),
+    name: z.string(),
+    language: LanguageSchema,
+    entries: z.array(LexiconEntrySchema).openapi({ description: "The lexicon's lexemes, in document order." }),
+    date_created: z.string().datetime().openapi({ example: "2026-11-22T06:30:00.000Z" }),
+  })
+  .openapi("Lexicon");
+
+export const LexiconListQuerySchema = z.object({
   limit: pyInt({ ge: 1, le: LIMITS.listMax })
     .optional()
     .openapi({ description: `Page size, 1–${LIMITS.listMax}; default ${LIMITS.listDefault}.` }),

@@ -182,6 +182,26 @@ export const CloneDeleteRequestSchema = z.object({
 export type CloneDeleteRequest = z.infer<typeof CloneDeleteRequestSchema>;
 export const CloneDeleteReplySchema = z.object({ deleted: z.boolean() });
 
+/* ------------------------------------------------ pronunciation lexicons */
+
+/**
+ * A pronunciation lexicon as it travels in synthesis requests and work messages (resolved by the
+ * gateway from the caller's own lexicons, so the speaking process needs no store).
+ */
+export const LexiconWireSchema = z.object({
+  id: z.string().min(1).max(64),
+  name: z.string(),
+  entries: z.array(
+    z.object({
+      graphemes: z.array(z.string().min(1)).min(1),
+      alias: z.string().nullable(),
+      phoneme: z.string().nullable(),
+      alphabet: z.string().nullable(),
+    }),
+  ),
+});
+export type LexiconWire = z.infer<typeof LexiconWireSchema>;
+
 const workBase = {
   task_id: z.string().uuid(),
   account_id: z.string().min(1),
@@ -203,6 +223,8 @@ export const AudioBookWorkSchema = z.object({
   output_format: z.enum(AUDIO_BOOK_FORMATS).optional(),
   /** The cover to embed (fetched like the file); absent or null: none. */
   audio_book_cover: z.string().nullable().optional(),
+  /** The caller's pronunciation lexicons named by `lexicons`, resolved by the gateway, in the order given. */
+  lexicons: z.array(LexiconWireSchema).optional(),
 });
 
 export const VoiceStreamWorkSchema = z.object({
@@ -218,6 +240,8 @@ export const VoiceStreamWorkSchema = z.object({
   original_audio: z.enum(ORIGINAL_AUDIO_MODES).optional(),
   /** "auto" (absent): a voice per speaker; "one": every line in the one voice. */
   speakers: z.enum(["auto", "one"]).optional(),
+  /** The caller's pronunciation lexicons named by `lexicons`, resolved by the gateway, in the order given. */
+  lexicons: z.array(LexiconWireSchema).optional(),
 });
 
 export const SubtitleWorkSchema = z.object({
@@ -273,6 +297,8 @@ export const SynthesizeRequestSchema = z.object({
   voice: z.string().nullable(),
   /** Set when `voice` is `clone:<id>`: the caller's clone, resolved by the gateway. */
   clone: ClonedVoiceSchema.nullable().optional(),
+  /** The caller's pronunciation lexicons named by `lexicons`, resolved by the gateway, in the order given. */
+  lexicons: z.array(LexiconWireSchema).optional(),
   format: z.enum(AUDIO_FORMATS),
   account_id: z.string().min(1),
   request_id: z.string(),

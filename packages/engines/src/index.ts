@@ -15,3 +15,4 @@ export * from "./stt/index.ts";
 export * from "./clone/index.ts";
 export * from "./scripts.ts";
 export * from "./samples.ts";
+export * from "./lexicon/index.ts";

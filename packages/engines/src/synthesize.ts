@@ -5,6 +5,8 @@ import type { Logger } from "@voiceloc/log";
 import { WAV_DEMUXERS, type AudioFormat, type EncodeOptions, type MediaToolkit } from "@voiceloc/media";
 import { resolveClone } from "./clone/speak.ts";
 import type { CloneEngine, ClonedVoice } from "./clone/types.ts";
+import { UnspeakableTextError } from "./errors.ts";
+import { applyLexicons, LexiconNotSpeakableError, type LexiconForSpeech } from "./lexicon/index.ts";
 import type { TtsRegistry } from "./registry.ts";
 import { prepareText, splitText } from "./text.ts";
 
@@ -24,6 +26,11 @@ export interface SynthesizeToFileRequest {
   signal?: AbortSignal | undefined;
   /** Encoder settings; default mono at the format's default bitrate. */
   encode?: EncodeOptions | undefined;
+  /**
+   * Pronunciation lexicons (PLS) applied before speech: aliases as text, IPA phonemes as espeak-ng
+   * phoneme input with espeak-ng voices. An entry the voice cannot say is `UnspeakableTextError` `TEXT_NOT_SPEAKABLE`.
+   */
+  lexicons?: readonly LexiconForSpeech[] | undefined;
   /** Split text into engine calls of at most this many characters (never above the engine's own limit). */
   maxChunkChars?: number | undefined;
 }
@@ -55,7 +62,7 @@ export interface SynthesizerDeps {
  */
 export async function synthesizeToFile(deps: SynthesizerDeps, request: SynthesizeToFileRequest): Promise<SynthesizeToFileResult> {
   const { engine, voice } = request.clone ? resolveClone(deps.clones, request.clone, request.language) : deps.registry.resolve(request.language, request.voice);
-  const text = prepareText(request.text);
+  const text = prepareText(speakable(request, request.clone ? "none" : voice.engine === "espeak" ? "espeak" : "none"));
   const engineLimit = engine.capabilities().maxInputChars;
   const chunks = splitText(text, Math.min(engineLimit, request.maxChunkChars ?? engineLimit));
   const outPath = resolve(request.outPath);
@@ -84,5 +91,16 @@ export async function synthesizeToFile(deps: SynthesizerDeps, request: Synthesiz
     return { path: outPath, durationSeconds, format: request.format, voice: voice.name, chunks: chunks.length };
   } finally {
     await rm(work, { recursive: true, force: true });
+  }
+}
+
+/** The request's text with its lexicons applied for a voice that takes phonemes (`espeak`) or not. */
+function speakable(request: SynthesizeToFileRequest, phonemes: "espeak" | "none"): string {
+  if (!request.lexicons || request.lexicons.length === 0) return request.text;
+  try {
+    return applyLexicons(request.text, request.lexicons, { language: request.language, phonemes });
+  } catch (error) {
+    if (error instanceof LexiconNotSpeakableError) throw new UnspeakableTextError("TEXT_NOT_SPEAKABLE", `${error.message}.`);
+    throw error;
   }
 }

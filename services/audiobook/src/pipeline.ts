@@ -7,7 +7,13 @@ import { readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { BlobStore } from "@voiceloc/blobs";
 import { isSandboxOwner, type AudioBookWork, type Language } from "@voiceloc/contracts";
-import { analyzeSample, resolveClone, type CloneEngine, type ClonedVoice, type MtRegistry, type ResolvedVoice, type TtsRegistry } from "@voiceloc/engines";
+import {
+  analyzeSample,
+  applyLexicons,
+  LexiconNotSpeakableError,
+  resolveClone,
+  UnspeakableTextError,
+  type CloneEngine, type ClonedVoice, type MtRegistry, type ResolvedVoice, type TtsRegistry } from "@voiceloc/engines";
 import { DEFAULT_MAX_BOOK_CHARACTERS } from "@voiceloc/config";
 import { fetchToFile, type MediaRootScope, type ObjectStoreOptions } from "@voiceloc/fetch";
 import { DEFAULT_MAX_COVER_BYTES, mp3SampleRateFor, type MediaToolkit } from "@voiceloc/media";
@@ -214,6 +220,23 @@ interface BookCut extends ResolvedVoice {
   chapterChunks: number[];
   plan: Plan;
   missing: number[];
+  /** The book's pronunciation lexicons (resolved by the gateway), applied to every chunk before speech. */
+  lexicons?: AudioBookWork["lexicons"];
+}
+
+/**
+ * A chunk with the book's pronunciation lexicons applied (aliases as text, IPA phonemes for espeak-ng
+ * voices); an entry the voice cannot say is a TEXT_NOT_SPEAKABLE failure naming it.
+ */
+function withLexicons(text: string, cut: BookCut): string {
+  if (!cut.lexicons || cut.lexicons.length === 0) return text;
+  const phonemes = cut.voice.engine === "espeak" ? "espeak" : "none";
+  try {
+    return applyLexicons(text, cut.lexicons, { language: cut.voice.language, phonemes });
+  } catch (error) {
+    if (error instanceof LexiconNotSpeakableError) throw new UnspeakableTextError("TEXT_NOT_SPEAKABLE", `${error.message}.`);
+    throw error;
+  }
 }
 
 /** The task handler of the audio book worker (steps: text, translation, plan, speech, join). */
@@ -486,7 +509,7 @@ export function createAudioBookHandler(options: AudioBookPipelineOptions): TaskH
     if (earlier !== undefined && !changed && earlier.sampleRate !== undefined) plan = { ...plan, sampleRate: earlier.sampleRate };
     if (earlier === undefined || changed) await ctx.checkpoints.putJson(PLAN_CHECKPOINT, plan);
     const missing = chunks.map((_, i) => i).filter((i) => !stored.has(chunkCheckpoint(i)));
-    return { engine, voice, chunks, chapterChunks, plan, missing };
+    return { engine, voice, chunks, chapterChunks, plan, missing, lexicons: task.lexicons };
   }
 
   /**
@@ -512,7 +535,7 @@ export function createAudioBookHandler(options: AudioBookPipelineOptions): TaskH
       wavPath: (i) => join(ctx.workDir, `chunk-${pad(i)}.wav`),
       speak: async (i, outPath, signal) => {
         try {
-          await engine.synthesize({ text: speakableText(chunks[i] ?? ""), language: voice.language, voice: voice.name, signal, outPath });
+          await engine.synthesize({ text: speakableText(withLexicons(chunks[i] ?? "", cut)), language: voice.language, voice: voice.name, signal, outPath });
         } catch (error) {
           if (signal.aborted) throw error;
           throw taskFailure(error, { context: `The voice "${voice.name}" could not speak part ${i + 1} of ${chunks.length} of the text` });

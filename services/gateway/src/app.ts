@@ -23,6 +23,7 @@ import { meterRequest } from "./http/rate-limit.ts";
 import { httpMetrics, metricsHandler } from "@voiceloc/telemetry";
 import { dashboardRoutes } from "./dashboard/routes.ts";
 import { CLONES_TAG, cloneRoutes } from "./clones/routes.ts";
+import { LEXICONS_TAG, lexiconRoutes } from "./lexicons/routes.ts";
 import { WEBHOOKS_TAG, documentWebhookEvents, webhookRoutes } from "./webhooks/routes.ts";
 import type { GatewayDeps } from "./deps.ts";
 
@@ -94,6 +95,7 @@ export function createApp(deps: GatewayDeps): GatewayApp {
   app.route("/", recordRoutes(deps));
   app.route("/", speechRoutes(deps));
   if (deps.clones) app.route("/", cloneRoutes(deps, deps.clones));
+  app.route("/", lexiconRoutes(deps));
   app.route("/", eventRoutes(deps));
   if (deps.uploads) app.route("/", uploadRoutes(deps, deps.uploads));
   // Audio book streams (signed like downloads, one signature for a book's playlist and parts) before the downloads.
@@ -122,6 +124,7 @@ export function createApp(deps: GatewayDeps): GatewayApp {
       ...KIND_LIST.map(({ tag, tagDescription }) => ({ name: tag, description: tagDescription })),
       { name: "Speech", description: "Speech synthesis on demand, the voices it offers and what the engines can do." },
       ...(deps.clones ? [CLONES_TAG] : []),
+      LEXICONS_TAG,
       { name: "Events", description: "Live progress of audio books, voice streams and subtitle jobs over Server-Sent Events." },
       ...(deps.webhooks ? [WEBHOOKS_TAG] : []),
       { name: "Uploads", description: "Files stored for this account's own tasks (`upload:<id>`), deleted when they expire." },

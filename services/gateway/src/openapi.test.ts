@@ -60,6 +60,10 @@ describe("/openapi.json", () => {
         "GET /v1/voices/clones",
         "GET /v1/voices/clones/{clone_id}",
         "DELETE /v1/voices/clones/{clone_id}",
+        "POST /v1/lexicons",
+        "GET /v1/lexicons",
+        "GET /v1/lexicons/{lexicon_id}",
+        "DELETE /v1/lexicons/{lexicon_id}",
       ].sort(),
     );
     expect(doc.components.schemas.Language.enum).toHaveLength(16);

@@ -168,7 +168,7 @@ export function createSynthesisService(options: SynthesisServiceOptions): Synthe
               try {
                 result = await synthesizeToFile(
                   { registry: speech.registry, media: speech.media, logger: log, clones: speech.clones },
-                  { text: request.text, language: request.language, voice: request.voice ?? undefined, clone, format: request.format, outPath },
+                  { text: request.text, language: request.language, voice: request.voice ?? undefined, clone, format: request.format, outPath, lexicons: request.lexicons },
                 );
               } catch (error) {
                 if (!(error instanceof TtsError)) throw error;

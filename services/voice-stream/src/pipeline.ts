@@ -483,7 +483,7 @@ export function createVoiceStreamHandler(deps: VoiceStreamPipelineDeps): TaskHan
         try {
           const result = await synthesizeToFile(
             { registry: tts, media, logger: ctx.logger, clones: deps.clones },
-            { text, language: task.target_language, voice: clone ? undefined : voice, clone, format: "wav", outPath: join(dir, `${index}.wav`), signal: ctx.signal },
+            { text, language: task.target_language, voice: clone ? undefined : voice, clone, format: "wav", outPath: join(dir, `${index}.wav`), signal: ctx.signal, lexicons: task.lexicons },
           );
           await ctx.checkpoints.put(name, { path: result.path });
           clips.push({ segment: index, path: result.path, durationSeconds: result.durationSeconds });

@@ -70,9 +70,7 @@ export interface paths {
          * Create Voice Stream (extension)
          * @description Extension to the contract: starts a voice processing task. The audio is transcribed, translated when the languages differ, and spoken again in the target language at the original segments' times.
          *
-         *     `voice` takes a preset voice or one of your cloned voices, `clone:<id>` (another account's, or one that does not speak the target language, is a **422** at `voice`). `use_voice_clone: true` speaks in a voice cloned for this task (deleted at the engine when it ends): from `voice_clone_sample` when given, otherwise from the speech in the input itself (a clone of each speaker's own lines with `speakers: auto`).
-         *
-         *     `speakers: auto` (default) gives each speaker a distinct voice nearest their pitch (a `voice` given speaks every line); `speakers: one` speaks every line in one voice. Each translated line starts with its original line and ends before the next one starts: a longer one is sped up (pitch kept) up to 1.4×, and what still does not fit is cut with a short fade at the next line's start; the record's `timing` says how many lines were sped up and the largest factor.
+         *     `voice` takes a preset voice or one of your cloned voices, `clone:<id>` (another account's, or one that does not speak the target language, is a **422** at `voice`). `use_voice_clone: true` speaks in a voice cloned for this task (deleted at the engine when it ends): from `voice_clone_sample` when given, otherwise from the speech in the input itself (one voice for the whole input).
          */
         post: operations["create_voice_stream"];
         delete?: never;
@@ -250,6 +248,54 @@ export interface paths {
          * @description Deletes the voice at the engine that made it, then its record, and answers **204**. When the engine cannot be reached the answer is a **503** (or **502**) and the clone is kept, so nothing is left at the engine unseen: delete it again later. A `match` voice has nothing at an engine and is deleted at once. Tasks already queued with the voice fail in plain words when they reach it (a `match` voice's finish).
          */
         delete: operations["delete_voice_clone"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/lexicons": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Lexicons (extension)
+         * @description The caller's pronunciation lexicons, newest first, paged like the other lists (`limit`, `cursor`, the `Link` header).
+         */
+        get: operations["list_lexicons"];
+        put?: never;
+        /**
+         * Create Lexicon (extension)
+         * @description Stores a pronunciation lexicon (W3C PLS 1.0) and answers **201** with its parsed entries. The document is parsed now by a strict XML parser that never reads a DTD or an entity: a DOCTYPE is refused, and so is malformed XML, a root other than PLS's `<lexicon>`, a `<lexeme>` without `<grapheme>` or without `<alias>` and `<phoneme>`, and more than 5000 lexemes: a **422** at `body.pls` naming the line. The lexicon's `xml:lang` must be a tag of `language` (`en-US` for English), or it is a **422** at `body.language`. Words match as whole words, as written (a lower-case grapheme also matches capitalised); an `<alias>` is said by every voice, a `<phoneme>` in IPA by espeak-ng voices. It belongs to the calling account (a sandbox key has a space of its own).
+         */
+        post: operations["create_lexicon"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/lexicons/{lexicon_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Lexicon (extension)
+         * @description One of the caller's lexicons with its parsed entries. Another account's id is a 404, as an unknown one.
+         */
+        get: operations["get_lexicon"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete Lexicon (extension)
+         * @description Deletes the lexicon and answers **204**. Tasks already created with it keep the entries they were given; new requests that name it are a **422** at `lexicons`.
+         */
+        delete: operations["delete_lexicon"];
         options?: never;
         head?: never;
         patch?: never;
@@ -612,8 +658,6 @@ export interface components {
              * @example 2026-11-22T06:31:12.000Z
              */
             date_updated: string;
-            /** @description Listen while the book renders: a signed HLS playlist link (valid for 1 hour, renewed on every read, like `localized_file`), set from the moment the speech begins. The playlist is of type EVENT and lists AAC parts (MPEG-TS segments of about 10 s) of the book from its start as they are spoken; it ends (`#EXT-X-ENDLIST`) and spans the whole book once the book is completed. Null before the speech begins and for a failed book. */
-            stream_url: string | null;
         };
         /**
          * @description Language of a text or speech. Case-sensitive; exactly these values.
@@ -652,18 +696,6 @@ export interface components {
             file: string;
             source_language: components["schemas"]["Language"];
             target_language: components["schemas"]["Language"];
-            /**
-             * @description How voices were given to the speakers: `auto`, a voice per speaker; `one`, one voice for every line.
-             * @enum {string}
-             */
-            speakers: "auto" | "one";
-            /** @description How the translated lines were fitted to the original timing, once completed; null before (and in records made before this field). */
-            timing: {
-                /** @description How many translated lines were sped up (pitch kept) to end before the next line starts. */
-                lines_sped_up: number;
-                /** @description The largest speed-up applied (1 when none; at most 1.4: the rest of a longer line is cut, with a short fade, at the next line's start). */
-                largest_factor: number;
-            } | null;
             task_status: components["schemas"]["TaskStatus"];
             /** @description Progress in percent, 0–100; never moves backwards. */
             task_progress: number;
@@ -822,6 +854,13 @@ export interface components {
             preset_voice_name?: string | null;
             /** @description Public URL of a sample voice audio (or a MEDIA_ROOT path, or `upload:<id>`): 3 s to 5 min of speech. Used only when use_voice_clone is true, and required then. You must have the speaker's permission. */
             voice_clone_sample?: string | null;
+            /**
+             * @description Ids of your pronunciation lexicons (`POST /v1/lexicons`, at most 5) applied to the book's (translated) text before it is spoken, the first naming a word winning. Each must be yours and of the speech's language; an `<alias>` is said by every voice, a `<phoneme>` (IPA) only by espeak-ng voices (with another voice a phoneme-only entry is a **422** naming it).
+             * @example [
+             *       "0193f1c2-a7b4-7cc2-a1f0-4e4ab2b1a4d0"
+             *     ]
+             */
+            lexicons?: string[];
         };
         UpdateAudioBook: {
             /** @description New title. */
@@ -858,11 +897,12 @@ export interface components {
             /** @description Audio of the voice to speak in (3 s to 5 min of speech; a URL, a MEDIA_ROOT path or `upload:<id>`), with `use_voice_clone: true`. You must have the speaker's permission. */
             voice_clone_sample?: string | null;
             /**
-             * @description `auto` (default): lines are grouped by speaker (the recogniser's speakers, else by clustering each line's pitch and spectral envelope) and each speaker gets a distinct voice of the target language nearest their pitch, or with `use_voice_clone` and no sample a clone of their own lines; a `voice` given speaks every line. `one`: every line in one voice.
-             * @default auto
-             * @enum {string}
+             * @description Ids of your pronunciation lexicons (`POST /v1/lexicons`, at most 5) applied to the translated text before it is spoken, the first naming a word winning. Each must be yours and of the speech's language; an `<alias>` is said by every voice, a `<phoneme>` (IPA) only by espeak-ng voices (with another voice a phoneme-only entry is a **422** naming it).
+             * @example [
+             *       "0193f1c2-a7b4-7cc2-a1f0-4e4ab2b1a4d0"
+             *     ]
              */
-            speakers?: "auto" | "one";
+            lexicons?: string[];
         };
         SubtitleVideo: {
             /**
@@ -919,6 +959,13 @@ export interface components {
              * @enum {string}
              */
             format?: "mp3" | "wav" | "ogg" | "flac";
+            /**
+             * @description Ids of your pronunciation lexicons (`POST /v1/lexicons`, at most 5) applied to the text before it is spoken, the first naming a word winning. Each must be yours and of the speech's language; an `<alias>` is said by every voice, a `<phoneme>` (IPA) only by espeak-ng voices (with another voice a phoneme-only entry is a **422** naming it).
+             * @example [
+             *       "0193f1c2-a7b4-7cc2-a1f0-4e4ab2b1a4d0"
+             *     ]
+             */
+            lexicons?: string[];
         };
         Voice: {
             /**
@@ -1002,6 +1049,47 @@ export interface components {
              * @enum {string}
              */
             language?: "French" | "English" | "Amharic" | "Swahili" | "Chinese" | "Japanese" | "Korean" | "German" | "Russian" | "Portuguese" | "Spanish" | "Italian" | "Arabic" | "Dutch" | "Hindi" | "Urdu";
+        };
+        Lexicon: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            language: components["schemas"]["Language"];
+            /** @description The lexicon's lexemes, in document order. */
+            entries: components["schemas"]["LexiconEntry"][];
+            /**
+             * Format: date-time
+             * @example 2026-11-22T06:30:00.000Z
+             */
+            date_created: string;
+        };
+        LexiconEntry: {
+            /** @description The written forms the entry matches, as whole words. */
+            graphemes: string[];
+            /** @description Text said instead (`<alias>`), or null. */
+            alias: string | null;
+            /** @description Pronunciation (`<phoneme>`), or null. */
+            phoneme: string | null;
+            /** @description The phoneme's alphabet (`ipa`), or null without a phoneme. */
+            alphabet: string | null;
+        };
+        CreateLexicon: {
+            /**
+             * @description Your name for the lexicon, 1–100 characters.
+             * @example Place names
+             */
+            name: string;
+            /**
+             * @description The language of the speech it is for; the PLS `xml:lang` must be a tag of this language (`en`, `en-US` for English).
+             * @example English
+             * @enum {string}
+             */
+            language: "French" | "English" | "Amharic" | "Swahili" | "Chinese" | "Japanese" | "Korean" | "German" | "Russian" | "Portuguese" | "Spanish" | "Italian" | "Arabic" | "Dutch" | "Hindi" | "Urdu";
+            /**
+             * @description The lexicon, a W3C Pronunciation Lexicon Specification 1.0 document: `<lexicon version="1.0" xmlns="http://www.w3.org/2005/01/pronunciation-lexicon" alphabet="ipa" xml:lang="en-US">` with `<lexeme>`s of one or more `<grapheme>` and an `<alias>` and/or a `<phoneme>`. At most 5,000 lexemes; no DOCTYPE (no DTD or entity is ever read).
+             * @example <?xml version="1.0" encoding="UTF-8"?><lexicon version="1.0" xmlns="http://www.w3.org/2005/01/pronunciation-lexicon" alphabet="ipa" xml:lang="en-US"><lexeme><grapheme>W3C</grapheme><alias>World Wide Web Consortium</alias></lexeme></lexicon>
+             */
+            pls: string;
         };
         Upload: {
             /**
@@ -2646,6 +2734,326 @@ export interface operations {
             /** @description No synthesis service runs, or the engine cannot be reached (`Retry-After`); the clone is kept. */
             503: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    list_lexicons: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1–200; default 50. */
+                limit?: number;
+                /** @description Opaque cursor from the previous page's `Link: <…>; rel="next"` header. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of lexicons. */
+            200: {
+                headers: {
+                    /** @description Next page, RFC 8288: `<url>; rel="next"`. */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Lexicon"][];
+                };
+            };
+            /** @description Missing or invalid credentials (`API-KEY` header, or `Authorization: Bearer` with an API key or access token). Carries `WWW-Authenticate`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential is valid but may not be used yet: with `LIVE_KEYS=approval`, live keys of an account an operator has not approved are refused (sandbox keys work meanwhile). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation error (FastAPI / Pydantic v2 shape). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Too many requests for this credential (API key, or access token subject). `Retry-After` says how many seconds to wait; `RateLimit` and `RateLimit-Policy` (draft-ietf-httpapi-ratelimit-headers) describe the budget, and successful responses carry them too. */
+            429: {
+                headers: {
+                    /** @description Seconds until a request is allowed again. */
+                    "Retry-After"?: number;
+                    /** @description Requests available now (`r`) and seconds (`t`) until they are (on a 429: until one is). */
+                    RateLimit?: string;
+                    /** @description The policy: at most `q` requests in any `w` seconds are always served (a token bucket of `q` refilled over `w` seconds). */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    create_lexicon: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a creating POST safe to retry: the same key and body replay the first response (`Idempotent-Replayed: true`) for 24 hours; the same key with another body is a 409. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Names",
+                 *       "language": "English",
+                 *       "pls": "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<lexicon version=\"1.0\" xmlns=\"http://www.w3.org/2005/01/pronunciation-lexicon\" alphabet=\"ipa\" xml:lang=\"en-US\">\n  <lexeme><grapheme>W3C</grapheme><alias>World Wide Web Consortium</alias></lexeme>\n  <lexeme><grapheme>Nguyen</grapheme><phoneme>ŋwiən</phoneme><alias>win</alias></lexeme>\n</lexicon>"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateLexicon"];
+            };
+        };
+        responses: {
+            /** @description The lexicon. */
+            201: {
+                headers: {
+                    /** @description The lexicon's URL. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Lexicon"];
+                };
+            };
+            /** @description Missing or invalid credentials (`API-KEY` header, or `Authorization: Bearer` with an API key or access token). Carries `WWW-Authenticate`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential is valid but may not be used yet: with `LIVE_KEYS=approval`, live keys of an account an operator has not approved are refused (sandbox keys work meanwhile). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The `Idempotency-Key` was already used with a different body, or its first request is still in progress. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is larger than the documented limit (1 MiB by default). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation error (FastAPI / Pydantic v2 shape). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Too many requests for this credential (API key, or access token subject). `Retry-After` says how many seconds to wait; `RateLimit` and `RateLimit-Policy` (draft-ietf-httpapi-ratelimit-headers) describe the budget, and successful responses carry them too. */
+            429: {
+                headers: {
+                    /** @description Seconds until a request is allowed again. */
+                    "Retry-After"?: number;
+                    /** @description Requests available now (`r`) and seconds (`t`) until they are (on a 429: until one is). */
+                    RateLimit?: string;
+                    /** @description The policy: at most `q` requests in any `w` seconds are always served (a token bucket of `q` refilled over `w` seconds). */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_lexicon: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The lexicon's id (a UUID), as returned when it was created. */
+                lexicon_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The lexicon. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Lexicon"];
+                };
+            };
+            /** @description Missing or invalid credentials (`API-KEY` header, or `Authorization: Bearer` with an API key or access token). Carries `WWW-Authenticate`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential is valid but may not be used yet: with `LIVE_KEYS=approval`, live keys of an account an operator has not approved are refused (sandbox keys work meanwhile). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such lexicon for the calling account (another account's id is a 404 too). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation error (FastAPI / Pydantic v2 shape). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Too many requests for this credential (API key, or access token subject). `Retry-After` says how many seconds to wait; `RateLimit` and `RateLimit-Policy` (draft-ietf-httpapi-ratelimit-headers) describe the budget, and successful responses carry them too. */
+            429: {
+                headers: {
+                    /** @description Seconds until a request is allowed again. */
+                    "Retry-After"?: number;
+                    /** @description Requests available now (`r`) and seconds (`t`) until they are (on a 429: until one is). */
+                    RateLimit?: string;
+                    /** @description The policy: at most `q` requests in any `w` seconds are always served (a token bucket of `q` refilled over `w` seconds). */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    delete_lexicon: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The lexicon's id (a UUID), as returned when it was created. */
+                lexicon_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing or invalid credentials (`API-KEY` header, or `Authorization: Bearer` with an API key or access token). Carries `WWW-Authenticate`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential is valid but may not be used yet: with `LIVE_KEYS=approval`, live keys of an account an operator has not approved are refused (sandbox keys work meanwhile). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such lexicon for the calling account (another account's id is a 404 too). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation error (FastAPI / Pydantic v2 shape). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Too many requests for this credential (API key, or access token subject). `Retry-After` says how many seconds to wait; `RateLimit` and `RateLimit-Policy` (draft-ietf-httpapi-ratelimit-headers) describe the budget, and successful responses carry them too. */
+            429: {
+                headers: {
+                    /** @description Seconds until a request is allowed again. */
+                    "Retry-After"?: number;
+                    /** @description Requests available now (`r`) and seconds (`t`) until they are (on a 429: until one is). */
+                    RateLimit?: string;
+                    /** @description The policy: at most `q` requests in any `w` seconds are always served (a token bucket of `q` refilled over `w` seconds). */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {

@@ -45,6 +45,7 @@ const WORK_MESSAGES: { [K in TaskKind]: (doc: TaskDoc) => WorkPayload<BusCatalog
       clone: a.clone ?? null,
       output_format: a.output_format ?? "mp3",
       audio_book_cover: a.audio_book_cover,
+      ...(a.lexicons && a.lexicons.length > 0 ? { lexicons: a.lexicons } : {}),
     };
   },
   "voice-stream": (doc) => {
@@ -58,6 +59,7 @@ const WORK_MESSAGES: { [K in TaskKind]: (doc: TaskDoc) => WorkPayload<BusCatalog
       voice_clone_sample: v.voice_clone_sample ?? null,
       original_audio: v.original_audio ?? "drop",
       ...(v.speakers === undefined ? {} : { speakers: v.speakers }),
+      ...(v.lexicons && v.lexicons.length > 0 ? { lexicons: v.lexicons } : {}),
     };
   },
   subtitle: (doc) => {

@@ -10,6 +10,7 @@ import type { GatewayApp } from "../http/context.ts";
 import { respond } from "../http/respond.ts";
 import { NotFoundError, ValueError422 } from "../http/errors.ts";
 import { resolveVoiceClone } from "../clones/resolve.ts";
+import { resolveLexicons } from "../lexicons/resolve.ts";
 import { SECURITY, bodyErrorResponses, errorResponses, notFoundResponse, taskCreationErrorResponses } from "../http/responses.ts";
 import { AUDIO_BOOKS, type AudioBookDoc } from "./kinds.ts";
 import { IdempotencyHeaders, checkCapabilities, checkFileReference, createTask } from "./shared.ts";
@@ -96,6 +97,10 @@ export function registerAudioBooks(app: GatewayApp, deps: GatewayDeps): void {
     }
     if (body.voice_clone_sample) await checkFileReference(deps, owner, body.voice_clone_sample, ["body", "voice_clone_sample"], ["audio"]);
     const clone = await resolveVoiceClone(deps, owner, body.preset_voice_name, ["body", "preset_voice_name"], body.target_language);
+    const lexicons = await resolveLexicons(deps, owner, body.lexicons, body.target_language, {
+      voice: body.preset_voice_name,
+      cloned: clone !== null || body.use_voice_clone === true,
+    });
     await checkCapabilities(deps, {
       kind: "audiobook",
       source: body.source_language,
@@ -116,6 +121,7 @@ export function registerAudioBooks(app: GatewayApp, deps: GatewayDeps): void {
       preset_voice_name: body.preset_voice_name ?? null,
       voice_clone_sample: body.voice_clone_sample ?? null,
       clone,
+      ...(lexicons.length > 0 ? { lexicons } : {}),
     }) as Promise<never>;
   });
 }

@@ -6,7 +6,7 @@
  * is its document type, one entry here and its creating route (tsc then names the maps that hold
  * every kind: the repositories `gateway.ts` opens and the readers of `read.ts`).
  */
-import { AudioBookSchema, SubtitleJobSchema, VoiceStreamSchema, type AudioBookFormat, type ClonedVoiceWire, type Language, type OriginalAudioMode, type TaskKind } from "@voiceloc/contracts";
+import { AudioBookSchema, SubtitleJobSchema, VoiceStreamSchema, type AudioBookFormat, type ClonedVoiceWire, type Language, type LexiconWire, type OriginalAudioMode, type TaskKind } from "@voiceloc/contracts";
 import type { z } from "@hono/zod-openapi";
 import type { TaskDoc, TaskRepository } from "./repository.ts";
 import { audioBookStreamUrl } from "./stream.ts";
@@ -30,6 +30,8 @@ export interface AudioBookDoc extends TaskDoc {
   chapters?: Array<{ title: string; start_seconds: number; end_seconds: number }> | null;
   /** What went wrong without failing the book (a cover not embedded); absent: none. */
   warnings?: string[];
+  /** The caller's pronunciation lexicons `lexicons` named, resolved at creation (the work message carries them). */
+  lexicons?: LexiconWire[];
 }
 
 export interface VoiceStreamDoc extends TaskDoc {
@@ -48,6 +50,8 @@ export interface VoiceStreamDoc extends TaskDoc {
   speakers?: "auto" | "one";
   /** Set by the completing event; absent before. */
   timing?: { lines_sped_up: number; largest_factor: number } | null;
+  /** The caller's pronunciation lexicons `lexicons` named, resolved at creation (the work message carries them). */
+  lexicons?: LexiconWire[];
 }
 
 export interface SubtitleDoc extends TaskDoc {

@@ -5,6 +5,7 @@ import type { GatewayApp } from "../http/context.ts";
 import { SECURITY, taskCreationErrorResponses } from "../http/responses.ts";
 import { TASK_KINDS } from "./kinds.ts";
 import { resolveVoiceClone } from "../clones/resolve.ts";
+import { resolveLexicons } from "../lexicons/resolve.ts";
 import { IdempotencyHeaders, checkCapabilities, checkFileReference, createTask } from "./shared.ts";
 
 const TAGS = [TASK_KINDS["voice-stream"].tag];
@@ -51,6 +52,7 @@ export function registerVoiceStreams(app: GatewayApp, deps: GatewayDeps): void {
     await checkFileReference(deps, owner, body.file, ["body", "file"], ["audio", "video"]);
     if (body.voice_clone_sample) await checkFileReference(deps, owner, body.voice_clone_sample, ["body", "voice_clone_sample"], ["audio"]);
     const clone = await resolveVoiceClone(deps, owner, body.voice, ["body", "voice"], body.target_language);
+    const lexicons = await resolveLexicons(deps, owner, body.lexicons, body.target_language, { voice: body.voice, cloned: clone !== null || body.use_voice_clone === true });
     await checkCapabilities(deps, {
       kind: "voice-stream",
       source: body.source_language,
@@ -66,6 +68,7 @@ export function registerVoiceStreams(app: GatewayApp, deps: GatewayDeps): void {
       target_language: body.target_language,
       voice: body.voice ?? null,
       clone,
+      ...(lexicons.length > 0 ? { lexicons } : {}),
       use_voice_clone: body.use_voice_clone ?? false,
       voice_clone_sample: body.voice_clone_sample ?? null,
       original_audio: body.original_audio ?? "drop",

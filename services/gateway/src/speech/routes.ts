@@ -14,6 +14,7 @@ import { respond } from "../http/respond.ts";
 import { ServiceUnavailableError, ValueError422 } from "../http/errors.ts";
 import { bodyErrorResponses, errorResponses } from "../http/responses.ts";
 import { resolveVoiceClone } from "../clones/resolve.ts";
+import { resolveLexicons } from "../lexicons/resolve.ts";
 
 const json = <T>(schema: T) => ({ "application/json": { schema } });
 
@@ -75,6 +76,7 @@ function registerSynthesis(app: GatewayApp, deps: GatewayDeps): void {
       );
     }
     const clone = await resolveVoiceClone(deps, c.get("principal").accountId, body.voice, ["body", "voice"], language);
+    const lexicons = await resolveLexicons(deps, c.get("principal").accountId, body.lexicons, language, { voice: body.voice, cloned: clone !== null });
     if (!deps.synthesizer) {
       throw new ServiceUnavailableError(
         "Speech synthesis is not available: this deployment runs no synthesis service yet. Nothing was charged or stored; retry when it is enabled.",
@@ -88,6 +90,7 @@ function registerSynthesis(app: GatewayApp, deps: GatewayDeps): void {
       languageInput: body.language,
       voice: body.voice ?? null,
       clone,
+      lexicons,
       format: body.format ?? "mp3",
       accountId: c.get("principal").accountId,
       requestId: c.get("requestId"),

@@ -1,5 +1,5 @@
 import { NoRespondersError, RequestTimeoutError, createCatalogBus, type Bus, type ReplyErrorCode } from "@voiceloc/bus";
-import { BUS_CATALOG, type AudioFormat, type BusCatalogue, type ClonedVoiceWire, type Language, type Voice } from "@voiceloc/contracts";
+import { BUS_CATALOG, type AudioFormat, type BusCatalogue, type ClonedVoiceWire, type Language, type LexiconWire, type Voice } from "@voiceloc/contracts";
 import { HttpProblem, ServiceUnavailableError, ValueError422 } from "../http/errors.ts";
 
 export interface SynthesisRequest {
@@ -10,6 +10,8 @@ export interface SynthesisRequest {
   voice: string | null;
   /** The caller's clone when `voice` is `clone:<id>` (resolved by the route), so the service needs no store. */
   clone?: ClonedVoiceWire | null;
+  /** The caller's pronunciation lexicons named by `lexicons` (resolved by the route). */
+  lexicons?: LexiconWire[];
   format: AudioFormat;
   accountId: string;
   requestId: string;
@@ -100,6 +102,7 @@ export function busSynthesis(bus: Bus, options: BusSynthesisOptions = {}): Synth
             language: request.language,
             voice: request.voice,
             ...(request.clone ? { clone: request.clone } : {}),
+            ...(request.lexicons && request.lexicons.length > 0 ? { lexicons: request.lexicons } : {}),
             format: request.format,
             account_id: request.accountId,
             request_id: request.requestId,
