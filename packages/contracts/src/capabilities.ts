@@ -20,7 +20,7 @@ export function capabilitiesFor(kind: CapabilityKind, caps: Capabilities): Capab
     synthesis: { languages: uses.synthesis ? [...caps.synthesis.languages] : [] },
     recognition: {
       languages: uses.recognition ? [...caps.recognition.languages] : [],
-      engines: uses.recognition ? (caps.recognition.engines ?? []).map((c) => ({ language: c.language, engines: [...c.engines] })) : [],
+      ...(caps.recognition.engines === undefined ? {} : { engines: uses.recognition ? caps.recognition.engines.map((c) => ({ language: c.language, engines: [...c.engines] })) : [] }),
     },
     translation: { pairs: uses.translation ? caps.translation.pairs.map((p) => ({ ...p })) : [] },
     cloning: uses.synthesis ? { available: caps.cloning.available, languages: [...caps.cloning.languages] } : { available: false, languages: [] },
@@ -48,7 +48,7 @@ export function mergeCapabilities(tables: readonly Capabilities[]): Capabilities
   }
   return {
     synthesis: { languages: languages((c) => c.synthesis.languages) },
-    recognition: { languages: languages((c) => c.recognition.languages), engines: chains },
+    recognition: { languages: languages((c) => c.recognition.languages), ...(tables.some((t) => t.recognition.engines !== undefined) ? { engines: chains } : {}) },
     translation: { pairs },
     cloning: { available: tables.some((c) => c.cloning.available), languages: languages((c) => c.cloning.languages) },
     voices,
