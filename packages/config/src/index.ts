@@ -92,6 +92,13 @@ const serviceUrlOrOff = optionalString.refine(
   { message: "expected a URL with scheme http: or https:, or off" },
 );
 
+/** A comma list of engine names (letters, digits, '.', '_', '-'), in the order they are tried. */
+const engineOrder = z
+  .string()
+  .default("")
+  .transform((v) => v.split(",").map((s) => s.trim()).filter(Boolean))
+  .refine((names) => names.every((n) => /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/.test(n)), { message: "expected a comma list of engine names such as whisper-cpp,pocketsphinx" });
+
 /** The address for one capability: its own variable, else OPENAI_BASE_URL; none when switched off. */
 /** The engines that make cloned voices (`CLONE_ENGINE`), and `off`. */
 export const CLONE_ENGINES = ["elevenlabs", "voice-library", "match", "off"] as const;
@@ -214,6 +221,15 @@ export const EnvSchema = z
     GCS_HMAC_SECRET: optionalString,
     OPENAI_STT_MODEL: z.string().min(1).default("whisper-1"),
     OPENAI_MT_MODEL: optionalString,
+    /** A LibreTranslate server (`POST /translate`, `GET /languages`), or off. */
+    LIBRETRANSLATE_URL: serviceUrlOrOff,
+    LIBRETRANSLATE_API_KEY: optionalString,
+    /** A whisper.cpp server (`whisper-server`, `POST /inference`), or off. */
+    WHISPER_CPP_URL: serviceUrlOrOff,
+    /** Engine names tried first, in this order, for speech, recognition and translation (the others follow in their usual order). */
+    ENGINE_ORDER_TTS: engineOrder,
+    ENGINE_ORDER_STT: engineOrder,
+    ENGINE_ORDER_MT: engineOrder,
     WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(1),
     /**
      * Ack wait of the task work queues (default: each queue's own, 60 s): a task whose worker vanished
@@ -388,6 +404,10 @@ export const EnvSchema = z
       },
       openaiStt: sttUrl ? { baseUrl: sttUrl, apiKey: env.OPENAI_API_KEY, model: env.OPENAI_STT_MODEL } : undefined,
       openaiMt: mtUrl && env.OPENAI_MT_MODEL ? { baseUrl: mtUrl, apiKey: env.OPENAI_API_KEY, model: env.OPENAI_MT_MODEL } : undefined,
+      libreTranslate: serviceUrl(env.LIBRETRANSLATE_URL, undefined) ? { baseUrl: env.LIBRETRANSLATE_URL as string, apiKey: env.LIBRETRANSLATE_API_KEY } : undefined,
+      whisperCpp: serviceUrl(env.WHISPER_CPP_URL, undefined) ? { baseUrl: env.WHISPER_CPP_URL as string } : undefined,
+      /** Engine ids tried first per kind of work, in order. */
+      engineOrder: { tts: env.ENGINE_ORDER_TTS, stt: env.ENGINE_ORDER_STT, mt: env.ENGINE_ORDER_MT },
       workerConcurrency: env.WORKER_CONCURRENCY,
       workAckWaitMs: env.WORK_ACK_WAIT_MS,
       /** Niceness the workers' child processes (engines, ffmpeg) run at; 0 leaves them at this process's priority. */
@@ -593,6 +613,7 @@ export function redactConfig(config: Config): Record<string, unknown> {
     },
     openaiStt: config.openaiStt ? { ...config.openaiStt, apiKey: config.openaiStt.apiKey ? "[redacted]" : undefined } : undefined,
     openaiMt: config.openaiMt ? { ...config.openaiMt, apiKey: config.openaiMt.apiKey ? "[redacted]" : undefined } : undefined,
+    libreTranslate: config.libreTranslate ? { ...config.libreTranslate, apiKey: config.libreTranslate.apiKey ? "[redacted]" : undefined } : undefined,
     openaiTts: config.openaiTts ? { ...config.openaiTts, apiKey: config.openaiTts.apiKey ? "[redacted]" : undefined } : undefined,
     clone: {
       ...config.clone,

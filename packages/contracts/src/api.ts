@@ -445,7 +445,19 @@ const languageList = () => z.object({ languages: z.array(LanguageSchema) });
 export const CapabilitiesResponseSchema = z
   .object({
     synthesis: languageList().openapi({ description: "Languages speech can be synthesised in (audio books, voice streams, `/v1/speech/synthesize`)." }),
-    recognition: languageList().openapi({ description: "Languages speech can be recognised in (voice streams, subtitles)." }),
+    recognition: z
+      .object({
+        languages: z.array(LanguageSchema),
+        engines: z
+          .array(
+            z.object({
+              language: LanguageSchema,
+              engines: z.array(z.string()).openapi({ description: "Recognition engine names (such as whisper-cpp, openai-stt, pocketsphinx), in the order they are tried." }),
+            }),
+          )
+          .openapi({ description: "Per language, the recognition engines in the order they are tried; the setting ENGINE_ORDER_STT changes the order." }),
+      })
+      .openapi({ description: "Languages speech can be recognised in (voice streams, subtitles)." }),
     translation: z
       .object({
         pairs: z.array(
@@ -459,6 +471,9 @@ export const CapabilitiesResponseSchema = z
                 "The language the text is translated through (source → pivot → target) when no engine translates the pair directly; null for a direct pair.",
             }),
             quality: z.enum(TRANSLATION_QUALITIES).openapi({ description: "How the pair is translated: rule-based (Apertium), a neural MT model, or a general language model." }),
+            engines: z.array(z.string()).openapi({
+              description: "Translation engine names (such as libretranslate, openai, apertium), in the order they are tried; the setting ENGINE_ORDER_MT changes the order.",
+            }),
           }),
         ),
       })

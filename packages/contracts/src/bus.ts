@@ -361,7 +361,12 @@ export const TranslationPairSchema = z.object({
   /** Set when the pair is reached by translating through this language. */
   pivot: Language.nullable(),
   quality: z.enum(TRANSLATION_QUALITIES),
+  /** The engines that translate this pair, in the order they are tried (ENGINE_ORDER_MT changes it). */
+  engines: z.array(z.string()).optional(),
 });
+
+/** The recognition engines of one language, in the order they are tried (ENGINE_ORDER_STT changes it). */
+export const EngineChainSchema = z.object({ language: Language, engines: z.array(z.string()) });
 
 /**
  * What the configured engines can do. Each worker process answers it per kind of work it runs on
@@ -369,7 +374,7 @@ export const TranslationPairSchema = z.object({
  */
 export const CapabilitiesSchema = z.object({
   synthesis: z.object({ languages: z.array(Language) }),
-  recognition: z.object({ languages: z.array(Language) }),
+  recognition: z.object({ languages: z.array(Language), engines: z.array(EngineChainSchema).optional() }),
   translation: z.object({ pairs: z.array(TranslationPairSchema) }),
   cloning: z.object({ available: z.boolean(), languages: z.array(Language) }),
   voices: z.array(VoiceSchema),

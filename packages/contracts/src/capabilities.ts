@@ -18,7 +18,10 @@ export function capabilitiesFor(kind: CapabilityKind, caps: Capabilities): Capab
   const uses = CAPABILITY_USES[kind];
   return {
     synthesis: { languages: uses.synthesis ? [...caps.synthesis.languages] : [] },
-    recognition: { languages: uses.recognition ? [...caps.recognition.languages] : [] },
+    recognition: {
+      languages: uses.recognition ? [...caps.recognition.languages] : [],
+      ...(caps.recognition.engines === undefined ? {} : { engines: uses.recognition ? caps.recognition.engines.map((c) => ({ language: c.language, engines: [...c.engines] })) : [] }),
+    },
     translation: { pairs: uses.translation ? caps.translation.pairs.map((p) => ({ ...p })) : [] },
     cloning: uses.synthesis ? { available: caps.cloning.available, languages: [...caps.cloning.languages] } : { available: false, languages: [] },
     voices: uses.synthesis ? caps.voices.map((v) => ({ ...v })) : [],
@@ -34,7 +37,10 @@ export function mergeCapabilities(tables: readonly Capabilities[]): Capabilities
   const languages = (pick: (c: Capabilities) => readonly Language[]) => [...new Set(tables.flatMap(pick))];
   const pairs: Capabilities["translation"]["pairs"] = [];
   const voices: Capabilities["voices"] = [];
+  const chains: Capabilities["recognition"]["engines"] = [];
   for (const table of tables) {
+    const seenChains = new Set(chains.map((c) => c.language));
+    chains.push(...(table.recognition.engines ?? []).filter((c) => !seenChains.has(c.language)));
     const seenPairs = new Set(pairs.map((p) => `${p.source}>${p.target}`));
     pairs.push(...table.translation.pairs.filter((p) => !seenPairs.has(`${p.source}>${p.target}`)));
     const seenVoices = new Set(voices.map((v) => v.name));
@@ -42,7 +48,7 @@ export function mergeCapabilities(tables: readonly Capabilities[]): Capabilities
   }
   return {
     synthesis: { languages: languages((c) => c.synthesis.languages) },
-    recognition: { languages: languages((c) => c.recognition.languages) },
+    recognition: { languages: languages((c) => c.recognition.languages), ...(tables.some((t) => t.recognition.engines !== undefined) ? { engines: chains } : {}) },
     translation: { pairs },
     cloning: { available: tables.some((c) => c.cloning.available), languages: languages((c) => c.cloning.languages) },
     voices,

@@ -8,6 +8,8 @@ import { createCatalogBus, type Bus, type BusSubscription } from "@voiceloc/bus"
 import { BUS_CATALOG, LANGUAGES, capabilitiesFor, capabilityRequestName, type Capabilities, type CapabilityKind, type Language } from "@voiceloc/contracts";
 import {
   createApertiumEngine,
+  createLibreTranslateEngine,
+  createWhisperCppTranscriber,
   createMtRegistry,
   createOpenAiTranscriber,
   createOpenAiTranslator,
@@ -45,6 +47,13 @@ export async function createEngineStack(config: Config, logger: Logger, extras: 
   const { apertium, pocketsphinx, ...speechExtras } = extras;
   const speech = await createSpeechStack({ logger, ffmpegPath: config.ffmpegPath, openai: config.openaiTts, clone: config.clone, ...speechExtras });
   const mtEngines: MtEngine[] = [];
+  if (config.libreTranslate) {
+    try {
+      mtEngines.push(await createLibreTranslateEngine({ baseUrl: config.libreTranslate.baseUrl, apiKey: config.libreTranslate.apiKey, logger }));
+    } catch (error) {
+      logger.warn({ err: error }, "LibreTranslate is not available; its translations are off");
+    }
+  }
   if (config.openaiMt) {
     mtEngines.push(createOpenAiTranslator({ baseUrl: config.openaiMt.baseUrl, apiKey: config.openaiMt.apiKey, model: config.openaiMt.model, logger }));
   }
@@ -55,9 +64,10 @@ export async function createEngineStack(config: Config, logger: Logger, extras: 
       logger.warn({ err: error }, "Apertium is not available; offline translation is off");
     }
   }
-  const mt = createMtRegistry(mtEngines, { logger });
+  const mt = createMtRegistry(mtEngines, { logger, order: config.engineOrder.mt });
 
   const sttEngines: SttEngine[] = [];
+  if (config.whisperCpp) sttEngines.push(createWhisperCppTranscriber({ baseUrl: config.whisperCpp.baseUrl, logger, media: speech.media }));
   if (config.openaiStt) {
     sttEngines.push(
       createOpenAiTranscriber({ baseUrl: config.openaiStt.baseUrl, apiKey: config.openaiStt.apiKey, model: config.openaiStt.model, logger, media: speech.media }),
@@ -70,7 +80,7 @@ export async function createEngineStack(config: Config, logger: Logger, extras: 
       logger.warn({ err: error }, "pocketsphinx is not available; offline recognition is off");
     }
   }
-  const stt = createSttRegistry(sttEngines, { logger });
+  const stt = createSttRegistry(sttEngines, { logger, order: config.engineOrder.stt });
   const [mtReport, sttReport] = await Promise.all([mt.selfTest(), stt.selfTest()]);
   if (mtReport.passed.length + mtReport.dropped.length + sttReport.passed.length + sttReport.dropped.length > 0) {
     logger.info(
@@ -84,9 +94,13 @@ export async function createEngineStack(config: Config, logger: Logger, extras: 
     const known = (l: string): l is Language => (LANGUAGES as readonly string[]).includes(l);
     const table: Capabilities = {
       synthesis: { languages: tts.languages.filter(known) },
-      recognition: { languages: stt.capabilities().languages.filter(known) },
+      recognition: (() => {
+        const table = stt.capabilities();
+        const languages = table.languages.filter(known);
+        return { languages, engines: languages.map((language) => ({ language, engines: table.chains[language] ?? [] })) };
+      })(),
       translation: {
-        pairs: mt.capabilities().pairs.map((p) => ({ source: p.source, target: p.target, pivot: p.pivot ?? null, quality: p.quality })),
+        pairs: mt.capabilities().pairs.map((p) => ({ source: p.source, target: p.target, pivot: p.pivot ?? null, quality: p.quality, engines: p.engines })),
       },
       // Cloned voices: the clone engine's languages (match: those with an installed offline voice).
       cloning: { available: speech.clones !== undefined, languages: speech.clones?.languages().filter(known) ?? [] },

@@ -27,3 +27,4 @@ export {
 } from "./openai.ts";
 export { createMtRegistry, mtPairRank, type MtCapabilityTable, type MtRegistry, type MtRegistryOptions, type MtRegistryPair, type MtSelfTestReport, type ResolvedTranslator } from "./registry.ts";
 export { translateSegments, type SegmentTranslator, type TranslateSegmentsRequest } from "./segments.ts";
+export { createLibreTranslateEngine, type LibreTranslateOptions } from "./libretranslate.ts";

@@ -9,6 +9,8 @@ import type { MtEngine, MtPair, MtQuality, TranslationRequest } from "./types.ts
 export interface MtRegistryPair extends MtPair {
   /** Id of the engine that translates this pair. */
   engine: string;
+  /** Every working engine for this pair, in the order they are tried (the first is `engine`). */
+  engines: string[];
 }
 
 export interface MtCapabilityTable {
@@ -49,6 +51,8 @@ export interface MtRegistryOptions {
   logger?: Logger | undefined;
   /** Time limit of one self-test request. Default 30 s. */
   selfTestTimeoutMs?: number | undefined;
+  /** Engine ids tried first, in this order, for every pair they cover (ENGINE_ORDER_MT); the others follow by quality. */
+  order?: readonly string[] | undefined;
 }
 
 const QUALITY_RANK: Record<MtQuality, number> = { llm: 3, neural: 2, "rule-based": 1 };
@@ -106,7 +110,11 @@ export function createMtRegistry(given: readonly MtEngine[], options: MtRegistry
       byPair.set(key, list);
     }
   }
-  for (const list of byPair.values()) list.sort((a, b) => b.rank - a.rank || a.order - b.order);
+  const chosen = (engine: MtEngine): number => {
+    const at = options.order?.indexOf(engine.id) ?? -1;
+    return at === -1 ? Number.MAX_SAFE_INTEGER : at;
+  };
+  for (const list of byPair.values()) list.sort((a, b) => chosen(a.engine) - chosen(b.engine) || b.rank - a.rank || a.order - b.order);
   const candidates = (source: string, target: string): Candidate[] => (byPair.get(`${source}>${target}`) ?? []).filter((c) => !dropped.has(c.engine));
 
   function resolve(source: Language, target: Language): ResolvedTranslator {
@@ -128,8 +136,9 @@ export function createMtRegistry(given: readonly MtEngine[], options: MtRegistry
       const pairs: MtRegistryPair[] = [];
       for (const source of LANGUAGES) {
         for (const target of LANGUAGES) {
-          const entry = candidates(source, target)[0];
-          if (entry) pairs.push({ ...entry.pair, engine: entry.engine.id });
+          const chain = candidates(source, target);
+          const entry = chain[0];
+          if (entry) pairs.push({ ...entry.pair, engine: entry.engine.id, engines: chain.map((c) => c.engine.id) });
         }
       }
       return { pairs };

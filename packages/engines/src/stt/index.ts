@@ -38,3 +38,4 @@ export {
   type ParsedVerboseTranscription,
 } from "./openai.ts";
 export { createSttRegistry, type SttCapabilityTable, type SttRegistry, type SttRegistryOptions, type SttRegistryTranscribeRequest, type SttSelfTestReport } from "./registry.ts";
+export { createWhisperCppTranscriber, type WhisperCppOptions } from "./whisper-cpp.ts";

@@ -13,6 +13,8 @@ export interface SttCapabilityTable {
   languages: Language[];
   /** The engine used for each language: service engines before offline ones, then in the order given. */
   engines: Partial<Record<Language, { id: string; kind: SttEngineKind }>>;
+  /** Every working engine for each language, in the order they are tried. */
+  chains: Partial<Record<Language, string[]>>;
 }
 
 export interface SttRegistryTranscribeRequest {
@@ -46,6 +48,8 @@ export interface SttRegistryOptions {
   logger?: Logger | undefined;
   /** Time limit of one self-test request. Default 30 s. */
   selfTestTimeoutMs?: number | undefined;
+  /** Engine ids tried first, in this order, for every language they cover (ENGINE_ORDER_STT); the others follow, services first. */
+  order?: readonly string[] | undefined;
 }
 
 /** Whether another engine may succeed where this error came from (the input's faults never are). */
@@ -90,9 +94,13 @@ export function createSttRegistry(given: readonly SttEngine[], options: SttRegis
   }
   const log = options.logger?.child({ component: "stt-registry" });
   const dropped = new Set<SttEngine>();
+  const chosen = (engine: SttEngine): number => {
+    const at = options.order?.indexOf(engine.id) ?? -1;
+    return at === -1 ? Number.MAX_SAFE_INTEGER : at;
+  };
   const ranked = engines
     .map((engine, order) => ({ engine, order, caps: engine.capabilities() }))
-    .sort((a, b) => Number(b.caps.kind === "service") - Number(a.caps.kind === "service") || a.order - b.order);
+    .sort((a, b) => chosen(a.engine) - chosen(b.engine) || Number(b.caps.kind === "service") - Number(a.caps.kind === "service") || a.order - b.order);
   const chainFor = (language: Language) => ranked.filter((e) => !dropped.has(e.engine) && e.caps.languages.includes(language));
   const liveLanguages = () => LANGUAGES.filter((l) => chainFor(l).length > 0);
 
@@ -101,10 +109,12 @@ export function createSttRegistry(given: readonly SttEngine[], options: SttRegis
     engineFor: (language) => chainFor(language)[0]?.engine,
     capabilities() {
       const languages = liveLanguages();
-      const table: SttCapabilityTable = { languages, engines: {} };
+      const table: SttCapabilityTable = { languages, engines: {}, chains: {} };
       for (const language of languages) {
-        const entry = chainFor(language)[0];
+        const chain = chainFor(language);
+        const entry = chain[0];
         if (entry) table.engines[language] = { id: entry.engine.id, kind: entry.caps.kind };
+        table.chains[language] = chain.map((e) => e.engine.id);
       }
       return table;
     },

@@ -989,6 +989,12 @@ export interface components {
             /** @description Languages speech can be recognised in (voice streams, subtitles). */
             recognition: {
                 languages: components["schemas"]["Language"][];
+                /** @description Per language, the recognition engines in the order they are tried; the setting ENGINE_ORDER_STT changes the order. */
+                engines: {
+                    language: components["schemas"]["Language"];
+                    /** @description Recognition engine names (such as whisper-cpp, openai-stt, pocketsphinx), in the order they are tried. */
+                    engines: string[];
+                }[];
             };
             /** @description Translation pairs (same-language tasks need none). */
             translation: {
@@ -1002,6 +1008,8 @@ export interface components {
                      * @enum {string}
                      */
                     quality: "rule-based" | "neural" | "llm";
+                    /** @description Translation engine names (such as libretranslate, openai, apertium), in the order they are tried; the setting ENGINE_ORDER_MT changes the order. */
+                    engines: string[];
                 }[];
             };
             cloning: {

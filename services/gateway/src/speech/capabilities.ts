@@ -27,6 +27,9 @@ export function registerCapabilities(app: GatewayApp, deps: GatewayDeps): void {
   app.openapi(getCapabilities, async (c) => {
     const caps = await deps.capabilities?.get();
     if (!caps) throw new ServiceUnavailableError("The capability table is not available: no worker service is running.", 5);
-    return respond(c, 200, { synthesis: caps.synthesis, recognition: caps.recognition, translation: caps.translation, cloning: caps.cloning });
+    // Engine order per language and pair; a worker of an older version states none.
+    const recognition = { languages: caps.recognition.languages, engines: caps.recognition.engines ?? [] };
+    const translation = { pairs: caps.translation.pairs.map((p) => ({ ...p, engines: p.engines ?? [] })) };
+    return respond(c, 200, { synthesis: caps.synthesis, recognition, translation, cloning: caps.cloning });
   });
 }
