@@ -38,7 +38,7 @@ export interface paths {
         };
         /**
          * Get Audio Book
-         * @description The audio book as it is now: `task_status` and `task_progress` while it is processed, then `localized_file` (a signed link to the MP3, valid for 1 hour, renewed on every read) once completed, or `task_error` when it failed. Another account's id is a 404, as an unknown one.
+         * @description The audio book as it is now: `task_status` and `task_progress` while it is processed, then `localized_file` (a signed link to the MP3 or M4B with its chapters, tags and cover, valid for 1 hour, renewed on every read) once completed, or `task_error` when it failed. Another account's id is a 404, as an unknown one.
          */
         get: operations["get_audio_book"];
         put?: never;
@@ -70,7 +70,11 @@ export interface paths {
          * Create Voice Stream (extension)
          * @description Extension to the contract: starts a voice processing task. The audio is transcribed, translated when the languages differ, and spoken again in the target language at the original segments' times.
          *
-         *     `voice` takes a preset voice or one of your cloned voices, `clone:<id>` (another account's, or one that does not speak the target language, is a **422** at `voice`). `use_voice_clone: true` speaks in a voice cloned for this task (deleted at the engine when it ends): from `voice_clone_sample` when given, otherwise from the speech in the input itself (one voice for the whole input).
+         *     `voice` takes a preset voice or one of your cloned voices, `clone:<id>` (another account's, or one that does not speak the target language, is a **422** at `voice`). `use_voice_clone: true` speaks in a voice cloned for this task (deleted at the engine when it ends): from `voice_clone_sample` when given, otherwise from the speech in the input itself (a clone of each speaker's own lines with `speakers: auto`).
+         *
+         *     A video input gives a video (`localized_file`): the same kind of container (MP4 for MP4/MOV, Matroska for MKV/WebM and others), the picture copied as it is, the dubbed audio as the first, default track (tagged with the target language) and the original audio as the second (tagged with the source language). `original_audio: duck` keeps the input's own sound under the new speech (full level between lines, about 18 dB lower while a new line plays); `drop` (default) leaves silence between lines.
+         *
+         *     `speakers: auto` (default) gives each speaker a distinct voice nearest their pitch (a `voice` given speaks every line); `speakers: one` speaks every line in one voice. Each translated line starts with its original line and ends before the next one starts: a longer one is sped up (pitch kept) up to 1.4×, and what still does not fit is cut with a short fade at the next line's start; the record's `timing` says how many lines were sped up and the largest factor.
          */
         post: operations["create_voice_stream"];
         delete?: never;
@@ -88,7 +92,7 @@ export interface paths {
         };
         /**
          * Get Audio Stream
-         * @description The voice stream as it is now: `task_status` and `task_progress` while it is processed, then `localized_file` (a signed link to the translated speech, valid for 1 hour, renewed on every read) once completed, or `task_error` when it failed. Another account's id is a 404, as an unknown one.
+         * @description The voice stream as it is now: `task_status` and `task_progress` while it is processed, then `localized_file` (a signed link to the translated speech: an MP3 for audio, the dubbed video for a video; valid for 1 hour, renewed on every read) once completed, or `task_error` when it failed. Another account's id is a 404, as an unknown one.
          */
         get: operations["get_audio_stream"];
         put?: never;
@@ -638,6 +642,15 @@ export interface components {
             target_language: components["schemas"]["Language"];
             /** @description Public URI of the cover image. */
             audio_book_cover: string | null;
+            /**
+             * @description Extension to the contract: what `localized_file` is, `mp3` (ID3v2.3 chapters, tags and cover) or `m4b` (AAC in MP4 with chapter markers, tags and cover).
+             * @enum {string}
+             */
+            output_format: "mp3" | "m4b";
+            /** @description Extension to the contract: the chapters of the finished book, in order (the source's headings, or the table of contents of an EPUB; a text without headings is cut into parts of about 30 minutes, titled "Part N" in the target language); they span the whole book. Null until the book completes. */
+            chapters: components["schemas"]["AudioBookChapter"][] | null;
+            /** @description Extension to the contract: what did not go as asked without failing the book, in plain words (a cover that could not be fetched or was refused). Empty when nothing went wrong. */
+            warnings: string[];
             task_status: components["schemas"]["TaskStatus"];
             /** @description Progress in percent, 0–100; never moves backwards. */
             task_progress: number;
@@ -658,12 +671,22 @@ export interface components {
              * @example 2026-11-22T06:31:12.000Z
              */
             date_updated: string;
+            /** @description Listen while the book renders: a signed HLS playlist link (valid for 1 hour, renewed on every read, like `localized_file`), set from the moment the speech begins. The playlist is of type EVENT and lists AAC parts (MPEG-TS segments of about 10 s) of the book from its start as they are spoken; it ends (`#EXT-X-ENDLIST`) and spans the whole book once the book is completed. Null before the speech begins and for a failed book. */
+            stream_url: string | null;
         };
         /**
          * @description Language of a text or speech. Case-sensitive; exactly these values.
          * @enum {string}
          */
         Language: "French" | "English" | "Amharic" | "Swahili" | "Chinese" | "Japanese" | "Korean" | "German" | "Russian" | "Portuguese" | "Spanish" | "Italian" | "Arabic" | "Dutch" | "Hindi" | "Urdu";
+        AudioBookChapter: {
+            /** @description The chapter's title (translated with the book). */
+            title: string;
+            /** @description Where the chapter starts in `localized_file`, in seconds. */
+            start_seconds: number;
+            /** @description Where it ends, in seconds (the next chapter's start; the book's end for the last). */
+            end_seconds: number;
+        };
         /**
          * @description Status of the processing task: `queued` (stored, waiting for a worker) → `processing` → `completed` | `failed` (see `task_error`).
          * @enum {string}
@@ -696,6 +719,23 @@ export interface components {
             file: string;
             source_language: components["schemas"]["Language"];
             target_language: components["schemas"]["Language"];
+            /**
+             * @description What the dubbed track does with the input's own sound: `drop` (speech on silence) or `duck` (kept under the new speech, lowered while it plays).
+             * @enum {string}
+             */
+            original_audio: "drop" | "duck";
+            /**
+             * @description How voices were given to the speakers: `auto`, a voice per speaker; `one`, one voice for every line.
+             * @enum {string}
+             */
+            speakers: "auto" | "one";
+            /** @description How the translated lines were fitted to the original timing, once completed; null before (and in records made before this field). */
+            timing: {
+                /** @description How many translated lines were sped up (pitch kept) to end before the next line starts. */
+                lines_sped_up: number;
+                /** @description The largest speed-up applied (1 when none; at most 1.4: the rest of a longer line is cut, with a short fade, at the next line's start). */
+                largest_factor: number;
+            } | null;
             task_status: components["schemas"]["TaskStatus"];
             /** @description Progress in percent, 0–100; never moves backwards. */
             task_progress: number;
@@ -703,7 +743,7 @@ export interface components {
             task_error: string | null;
             /**
              * Format: uri
-             * @description Signed download URL of the result, valid for 1 hour from this read; null until the task completes.
+             * @description Signed download URL of the result, valid for 1 hour from this read; null until the task completes. Audio input gives an MP3; video input gives the same kind of container (MP4 for MP4/MOV, Matroska for MKV/WebM and others) with the picture copied, the dubbed audio as the first, default track and the original audio as the second.
              */
             localized_file: string | null;
             /**
@@ -855,6 +895,17 @@ export interface components {
             /** @description Public URL of a sample voice audio (or a MEDIA_ROOT path, or `upload:<id>`): 3 s to 5 min of speech. Used only when use_voice_clone is true, and required then. You must have the speaker's permission. */
             voice_clone_sample?: string | null;
             /**
+             * @description Extension to the contract: `mp3` (default; ID3v2.3 chapters, tags and cover) or `m4b` (AAC in MP4 with chapter markers, tags and cover; `localized_file` is then `audio/mp4` with an `.m4b` name).
+             * @default mp3
+             * @enum {string}
+             */
+            output_format?: "mp3" | "m4b";
+            /**
+             * Format: uri
+             * @description Extension to the contract: public http(s) URI of a JPEG or PNG cover, embedded as the book file's attached picture. One that cannot be fetched or is refused leaves the book without a cover and says so in `warnings`.
+             */
+            audio_book_cover?: string | null;
+            /**
              * @description Ids of your pronunciation lexicons (`POST /v1/lexicons`, at most 5) applied to the book's (translated) text before it is spoken, the first naming a word winning. Each must be yours and of the speech's language; an `<alias>` is said by every voice, a `<phoneme>` (IPA) only by espeak-ng voices (with another voice a phoneme-only entry is a **422** naming it).
              * @example [
              *       "0193f1c2-a7b4-7cc2-a1f0-4e4ab2b1a4d0"
@@ -867,13 +918,13 @@ export interface components {
             name?: string;
             /**
              * Format: uri
-             * @description Public http(s) URI of the cover image; null removes the cover.
+             * @description Public http(s) URI of the cover image; null removes the cover. This changes the record's field; the cover embedded in the book file is the one given when the book was created (`audio_book_cover` of the create body).
              */
             audio_book_cover?: string | null;
         };
         CreateVoiceStream: {
             /**
-             * @description Reference to the audio file: an `http(s)://` URL reachable from the service (private and loopback addresses are refused), an `s3://bucket/key` or `gs://bucket/key` URI (fetched through the configured S3-compatible endpoint), or a path relative to the server's MEDIA_ROOT.
+             * @description Reference to the audio or video file: an `http(s)://` URL reachable from the service (private and loopback addresses are refused), an `s3://bucket/key` or `gs://bucket/key` URI (fetched through the configured S3-compatible endpoint), or a path relative to the server's MEDIA_ROOT.
              * @example https://example.com/books/chapter-1.txt
              */
             file: string;
@@ -896,6 +947,18 @@ export interface components {
             use_voice_clone?: boolean;
             /** @description Audio of the voice to speak in (3 s to 5 min of speech; a URL, a MEDIA_ROOT path or `upload:<id>`), with `use_voice_clone: true`. You must have the speaker's permission. */
             voice_clone_sample?: string | null;
+            /**
+             * @description The input's own sound in the dubbed track: `drop` (default) leaves silence between the new lines; `duck` keeps it (room tone, music, effects) at full level between lines and about 18 dB lower while the new speech plays, voice-over style (the original speech stays faintly audible: this is not source separation).
+             * @default drop
+             * @enum {string}
+             */
+            original_audio?: "drop" | "duck";
+            /**
+             * @description `auto` (default): lines are grouped by speaker (the recogniser's speakers, else by clustering each line's pitch and spectral envelope) and each speaker gets a distinct voice of the target language nearest their pitch, or with `use_voice_clone` and no sample a clone of their own lines; a `voice` given speaks every line. `one`: every line in one voice.
+             * @default auto
+             * @enum {string}
+             */
+            speakers?: "auto" | "one";
             /**
              * @description Ids of your pronunciation lexicons (`POST /v1/lexicons`, at most 5) applied to the translated text before it is spoken, the first naming a word winning. Each must be yours and of the speech's language; an `<alias>` is said by every voice, a `<phoneme>` (IPA) only by espeak-ng voices (with another voice a phoneme-only entry is a **422** naming it).
              * @example [
@@ -1691,9 +1754,10 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "file": "https://files.example.org/talks/keynote.wav",
+                 *       "file": "https://files.example.org/talks/keynote.mp4",
                  *       "source_language": "English",
-                 *       "target_language": "French"
+                 *       "target_language": "French",
+                 *       "original_audio": "duck"
                  *     }
                  */
                 "application/json": components["schemas"]["CreateVoiceStream"];
