@@ -164,12 +164,21 @@ function validFor(schema: Schema, doc: Schema, pools: Pools): fc.Arbitrary<unkno
   return arbs.length === 1 ? (arbs[0] as fc.Arbitrary<unknown>) : fc.oneof(...arbs);
 }
 
+/** A valid English pronunciation lexicon (the `pls` of most lexicon bodies: random text is never valid PLS). */
+const FUZZ_PLS =
+  '<?xml version="1.0" encoding="UTF-8"?><lexicon version="1.0" xmlns="http://www.w3.org/2005/01/pronunciation-lexicon" alphabet="ipa" xml:lang="en-US">' +
+  "<lexeme><grapheme>Zxqv</grapheme><alias>quick brown fox</alias></lexeme></lexicon>";
+
 /** A body field: mostly valid, sometimes hostile; file references from a pool of real shapes. */
 function field(name: string, schema: Schema, doc: Schema, pools: Pools): fc.Arbitrary<unknown> {
   const valid =
     name === "file" || name === "voice_clone_sample" || name === "sample"
       ? fc.oneof(fc.constantFrom(...pools.files), validFor(schema, doc, pools))
-      : name === "voice" || name === "preset_voice_name"
+      : name === "pls"
+        ? fc.oneof({ weight: 3, arbitrary: fc.constant(FUZZ_PLS) }, { weight: 1, arbitrary: validFor(schema, doc, pools) })
+        : name === "language"
+          ? fc.oneof({ weight: 2, arbitrary: fc.constant("English") }, { weight: 1, arbitrary: validFor(schema, doc, pools) })
+          : name === "voice" || name === "preset_voice_name"
         ? fc.oneof({ weight: 3, arbitrary: fc.constantFrom<unknown>(null, ...pools.voices) }, { weight: 1, arbitrary: validFor(schema, doc, pools) })
         : validFor(schema, doc, pools);
   return fc.oneof({ weight: 6, arbitrary: valid }, { weight: 1, arbitrary: hostileValue });
@@ -182,6 +191,8 @@ interface Pools {
   uploadIds: string[];
   /** Cloned voices of alice's (their own pool: DELETE removes some as the run goes). */
   cloneIds: string[];
+  /** Pronunciation lexicons of alice's (their own pool, like the clones). */
+  lexiconIds: string[];
   voices: string[];
   files: string[];
   bearer: string[];
@@ -322,6 +333,7 @@ function idPoolOf(path: string, pools: Pools): string[] {
   if (path.startsWith("/v1/webhooks")) return pools.webhookIds;
   if (path.startsWith("/v1/uploads")) return pools.uploadIds;
   if (path.startsWith("/v1/voices/clones")) return pools.cloneIds;
+  if (path.startsWith("/v1/lexicons")) return pools.lexiconIds;
   return pools.ids;
 }
 
@@ -406,7 +418,7 @@ beforeAll(async () => {
   }
   // uploads of alice's, so their GET and DELETE are reached with existing ids too (several: DELETE removes them)
   const uploadIds: string[] = [];
-  for (let i = 0; i < 4; i++) {
+  for (let i = 0; i < 20; i++) {
     const upload = await t.gateway.app.request(`${BASE}/v1/uploads?filename=fuzz.txt`, { method: "POST", headers: { "API-KEY": ALICE_KEY, "Content-Type": "text/plain" }, body: "fuzz words" });
     expect(upload.status).toBe(201);
     uploadIds.push(((await upload.json()) as { id: string }).id);
@@ -425,6 +437,13 @@ beforeAll(async () => {
     expect(res.status).toBe(201);
     cloneIds.push(((await res.json()) as { id: string }).id);
   }
+  // pronunciation lexicons: several, as DELETE removes them as the run goes
+  const lexiconIds: string[] = [];
+  for (let i = 0; i < 20; i++) {
+    const res = await t.request("POST", "/v1/lexicons", { body: { name: `fuzz ${i}`, language: "English", pls: FUZZ_PLS } });
+    expect(res.status).toBe(201);
+    lexiconIds.push(((await res.json()) as { id: string }).id);
+  }
   const secret = new TextEncoder().encode(JWT_SECRET);
   const sign = (sub: string) => new SignJWT({}).setProtectedHeader({ alg: "HS256" }).setSubject(sub).setExpirationTime("1h").sign(secret);
   pools = {
@@ -432,6 +451,7 @@ beforeAll(async () => {
     webhookIds,
     uploadIds,
     cloneIds,
+    lexiconIds,
     voices: [...CAPABILITIES.voices.map((v) => v.name), ...cloneIds.slice(0, 5).map((id) => `clone:${id}`), "clone:", "clone:0193f1c2-a7b4-7cc2-a1f0-4e4ab2b1a4d0"],
     files: ["https://example.com/a.wav", "books/a.txt", "http://8.8.8.8/a.wav", "http://10.0.0.1/a.wav", "s3://bucket/key", "../x", "ftp://x/y", "http://[::1]/"],
     bearer: [await sign("alice"), await sign("carol@example.com"), await sign(".."), await sign("a/b"), await sign("x".repeat(128))],
