@@ -6,7 +6,7 @@
 import { readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { BlobStore } from "@voiceloc/blobs";
-import { isSandboxOwner, type AudioBookWork, type Language } from "@voiceloc/contracts";
+import { ISO_639_2_CODES, isSandboxOwner, type AudioBookWork } from "@voiceloc/contracts";
 import {
   analyzeSample,
   applyLexicons,
@@ -163,12 +163,6 @@ const ChaptersSchema = z.object({
 });
 /** A chapter of the book: its title (null: none; titled "Part N" when spoken) and its plain text. */
 type BookChapter = z.infer<typeof ChaptersSchema>["chapters"][number];
-
-/** ISO 639-2 code of each language, for the book file's language tag. */
-const ISO_639_2: Readonly<Record<Language, string>> = {
-  French: "fra", English: "eng", Amharic: "amh", Swahili: "swa", Chinese: "zho", Japanese: "jpn", Korean: "kor", German: "deu",
-  Russian: "rus", Portuguese: "por", Spanish: "spa", Italian: "ita", Arabic: "ara", Dutch: "nld", Hindi: "hin", Urdu: "urd",
-};
 
 /** The parts a chapter is translated in: its title (when it has one), then its text cut to `chunkChars`. */
 const translationParts = (chapter: BookChapter, chunkChars: number): string[] => [
@@ -624,7 +618,7 @@ export function createAudioBookHandler(options: AudioBookPipelineOptions): TaskH
         outPath: bookPath,
         format,
         chapters: chapters.map((c) => ({ title: c.title, startSeconds: c.start_seconds, endSeconds: c.end_seconds })),
-        tags: { title: task.name, album: task.name, narrator, artist: narrator, language: ISO_639_2[task.target_language], genre: "Audiobook" },
+        tags: { title: task.name, album: task.name, narrator, artist: narrator, language: ISO_639_2_CODES[task.target_language], genre: "Audiobook" },
         cover,
         signal: ctx.signal,
       });

@@ -1,25 +1,8 @@
 /** Per-language facts for subtitles: the ISO 639-2 track tag and the font that covers the script. */
 import type { Language } from "@voiceloc/contracts";
 
-/** ISO 639-2/T codes, the language tag of an MP4 subtitle track. */
-export const ISO_639_2: Record<Language, string> = {
-  French: "fra",
-  English: "eng",
-  Amharic: "amh",
-  Swahili: "swa",
-  Chinese: "zho",
-  Japanese: "jpn",
-  Korean: "kor",
-  German: "deu",
-  Russian: "rus",
-  Portuguese: "por",
-  Spanish: "spa",
-  Italian: "ita",
-  Arabic: "ara",
-  Dutch: "nld",
-  Hindi: "hin",
-  Urdu: "urd",
-};
+/** ISO 639-2/T codes, the language tag of an MP4 subtitle track (one table, in contracts). */
+export { ISO_639_2_CODES as ISO_639_2 } from "@voiceloc/contracts";
 
 /**
  * The Noto family (Debian fonts-noto-core, fonts-noto-cjk) libass draws each language with. "Noto Sans"
