@@ -9,9 +9,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createFsBlobStore } from "@voiceloc/blobs";
 import { createCatalogBus, createInProcessBus, type Bus } from "@voiceloc/bus";
 import { BUS_CATALOG, type CloneCreateRequest } from "@voiceloc/contracts";
-import { createElevenLabsCloneEngine, measureSpeech } from "@voiceloc/engines";
+import { createElevenLabsCloneEngine, createVoiceLibraryCloneEngine, measureSpeech } from "@voiceloc/engines";
 import { silentLogger } from "@voiceloc/log";
-import { ELEVENLABS_QUOTA_FAULT, makeSpeechWav, startElevenLabsStandIn, tempDir, type CloneServiceStandIn, type ElevenLabsRoute } from "@voiceloc/testing";
+import { ELEVENLABS_QUOTA_FAULT, makeSpeechWav, startElevenLabsStandIn, startVoiceLibraryStandIn, tempDir, type CloneServiceStandIn, type ElevenLabsRoute } from "@voiceloc/testing";
 import { createSpeechStack, type SpeechStack } from "./engines.ts";
 import { createSynthesisService, type SynthesisService } from "./service.ts";
 
@@ -144,5 +144,41 @@ describe("an outside engine's trouble as cloning refusals (ElevenLabs stand-in)"
     const clone = { id: "0193f1c2-a7b4-7cc2-a1f0-4e4ab2b1a4d1", name: "Kal", engine: made.reply.engine, ref: made.reply.ref, profile: made.reply.profile };
     expect(await typed.request("clone.delete", { clone, account_id: "alice", request_id: "r5" })).toEqual({ ok: true, reply: { deleted: true } });
     expect(standIn.voices.has(made.reply.ref)).toBe(false);
+  });
+});
+
+describe("a voice library clone through the synthesis service (chatterbox-style stand-in)", () => {
+  it("makes the voice there once, speaks a synthesis request in it (English and Spanish), deletes it there", async () => {
+    const library = await startVoiceLibraryStandIn();
+    try {
+      const clones = createVoiceLibraryCloneEngine({ baseUrl: library.url, logger, timeoutMs: 10_000 });
+      const typed = await start({ ...speech, clones });
+      const id = "0193f1c2-a7b4-7cc2-a1f0-4e4ab2b1a4d2";
+      const made = await typed.request("clone.create", createRequest({ id }));
+      if (!made.ok) throw new Error(`${made.code}: ${made.message}`);
+      expect(made.reply.engine).toBe("voice-library");
+      expect(made.reply.languages).toEqual(expect.arrayContaining(["English", "Spanish"]));
+      expect(library.voices.has(made.reply.ref)).toBe(true);
+      const uploads = library.requests.filter((r) => r.method === "POST" && r.path === "/v1/voices");
+      expect(uploads).toHaveLength(1);
+      const clone = { id, name: "Kal", engine: made.reply.engine, ref: made.reply.ref, profile: made.reply.profile };
+      for (const [language, text] of [["English", "Good evening, and welcome."], ["Spanish", "Buenas noches y bienvenidos."]] as const) {
+        const spoken = await typed.request("synthesize", { text, language, voice: `clone:${id}`, clone, format: "mp3", account_id: "alice", request_id: `r-${language}` });
+        if (!spoken.ok) throw new Error(`${spoken.code}: ${spoken.message}`);
+        expect(spoken.reply.voice).toBe(`clone:${id}`);
+        expect(spoken.reply.duration_seconds).toBeGreaterThan(0.5);
+        const last = library.speeches.at(-1);
+        // spoken by the clone's own voice (or its language variant), never the server's default voice
+        expect(last?.spokenBy, language).not.toBe("default");
+        expect(last?.text).toContain(text.split(" ")[0]);
+        expect(Math.abs((last?.pitchHz ?? 0) - samplePitch) / samplePitch, `${language}: the library's voice pitch against the sample's`).toBeLessThanOrEqual(0.1);
+      }
+      expect(await typed.request("clone.delete", { clone, account_id: "alice", request_id: "r-del" })).toEqual({ ok: true, reply: { deleted: true } });
+      expect(library.voices.has(made.reply.ref)).toBe(false);
+      const again = await typed.request("synthesize", { text: "Hello.", language: "English", voice: `clone:${id}`, clone, format: "mp3", account_id: "alice", request_id: "r-gone" });
+      expect(again).toMatchObject({ ok: false, code: "unknown_voice" });
+    } finally {
+      await library.close();
+    }
   });
 });
