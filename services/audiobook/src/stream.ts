@@ -114,7 +114,23 @@ export class BookStream {
   add(index: number, mp3Path: string): void {
     if (this.failure !== undefined || this.notes.has(index)) return;
     this.pending.set(index, mp3Path);
-    this.pump ??= this.run();
+    if (this.pump === undefined) this.startPump();
+  }
+
+  /**
+   * Runs the queue. The pump is cleared when it settles, never inside run(): a run with nothing to do
+   * (a book already failing or cancelled) settles before the assignment, and a pump left set would keep
+   * finish()/stop() looping. A chunk queued between the run's last look and its settling starts it again.
+   */
+  private startPump(): void {
+    const pump = this.run();
+    this.pump = pump;
+    const settled = () => {
+      if (this.pump !== pump) return;
+      this.pump = undefined;
+      if (this.pending.size > 0 && this.failure === undefined && !this.options.signal.aborted) this.startPump();
+    };
+    pump.then(settled, settled);
   }
 
   /** Waits for every queued chunk, then stores the playlist closed with ENDLIST (it spans the whole book). */
@@ -132,19 +148,15 @@ export class BookStream {
   }
 
   private async run(): Promise<void> {
-    try {
-      while (this.pending.size > 0 && this.failure === undefined && !this.options.signal.aborted) {
-        const index = Math.min(...this.pending.keys());
-        const path = this.pending.get(index)!;
-        this.pending.delete(index);
-        try {
-          await this.encode(index, path);
-        } catch (error) {
-          if (!this.options.signal.aborted) this.failure = { error };
-        }
+    while (this.pending.size > 0 && this.failure === undefined && !this.options.signal.aborted) {
+      const index = Math.min(...this.pending.keys());
+      const path = this.pending.get(index)!;
+      this.pending.delete(index);
+      try {
+        await this.encode(index, path);
+      } catch (error) {
+        if (!this.options.signal.aborted) this.failure = { error };
       }
-    } finally {
-      this.pump = undefined;
     }
   }
 
