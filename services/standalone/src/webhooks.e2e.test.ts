@@ -56,6 +56,11 @@ async function until<T>(what: string, probe: () => Promise<T | undefined> | T | 
   }
 }
 
+/** A signed link without its expiry and signature (null stays null). */
+function unsigned(link: unknown): string | null {
+  return link == null ? null : String(link).split("?")[0]!;
+}
+
 function verify(secret: string, r: Received): any {
   const h: Record<string, string> = {
     "webhook-id": String(r.headers["webhook-id"]),
@@ -148,11 +153,14 @@ describe.each([
     const payload = verify(ok.secret, first);
     expect(payload.type).toBe("audio_book.completed");
     expect(Date.parse(payload.timestamp)).not.toBeNaN();
-    const { localized_file: signedThen, ...fields } = payload.data;
-    const { localized_file: signedNow, ...expected } = record;
+    // the links are signed when each copy is made, so only their targets are compared
+    const { localized_file: signedThen, stream_url: streamThen, ...fields } = payload.data;
+    const { localized_file: signedNow, stream_url: streamNow, ...expected } = record;
     expect(fields).toEqual(expected);
+    expect(unsigned(signedThen)).toBe(unsigned(signedNow));
+    expect(unsigned(streamThen)).toBe(unsigned(streamNow));
     expect(String(signedThen)).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/v1\/files\//);
-    expect(String(signedNow)).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/v1\/files\//);
+    expect(String(streamThen)).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/v1\/files\/streams\/.+\/index\.m3u8\?/);
     expect(first.headers["content-type"]).toBe("application/json");
     expect(String(first.headers["webhook-id"])).toMatch(/^msg_[0-9a-f]{32}_audio_book_completed$/);
     // a wrong secret does not verify
@@ -211,7 +219,10 @@ describe.each([
     const delivered = await until("the audio_book.failed delivery", () => receiver.received.find((r) => r.path === "/ok-failed"));
     const payload = verify(failedOnly.secret, delivered);
     expect(payload.type).toBe("audio_book.failed");
-    expect(payload.data).toEqual(record);
+    const { stream_url: streamThen, ...fields } = payload.data;
+    const { stream_url: streamNow, ...expected } = record;
+    expect(fields).toEqual(expected);
+    expect(unsigned(streamThen)).toBe(unsigned(streamNow));
     expect(payload.data.task_error).toEqual(expect.any(String));
     expect(String(delivered.headers["webhook-id"])).toMatch(/_audio_book_failed$/);
     // the /ok endpoint (both events) gets it too; /flaky (completed only) does not

@@ -172,7 +172,11 @@ describe("pocketsphinx engine", () => {
 describe("registry with the offline engine", () => {
   it("covers English only and names unsupported languages", async () => {
     const registry = createSttRegistry([engine]);
-    expect(registry.capabilities()).toEqual({ languages: ["English"], engines: { English: { id: "pocketsphinx", kind: "offline" } } });
+    expect(registry.capabilities()).toEqual({
+      languages: ["English"],
+      engines: { English: { id: "pocketsphinx", kind: "offline" } },
+      chains: { English: ["pocketsphinx"] },
+    });
     expect(registry.engineFor("English")).toBe(engine);
     await expect(registry.transcribe({ path: twoSentences, language: "Japanese" })).rejects.toThrow(RecognitionNotSupportedError);
     await expect(registry.transcribe({ path: twoSentences, language: "Japanese" })).rejects.toMatchObject({ language: "Japanese", code: "RECOGNITION_NOT_SUPPORTED" });
