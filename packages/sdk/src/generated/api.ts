@@ -2475,7 +2475,7 @@ export interface operations {
             /** @description A page of cloned voices. */
             200: {
                 headers: {
-                    /** @description Next page, RFC 8288: `<url>; rel="next"`. */
+                    /** @description Next page, RFC 8288: `<url>; rel="next"`. Absent on the last page. */
                     Link?: string;
                     [name: string]: unknown;
                 };
@@ -2831,7 +2831,7 @@ export interface operations {
             /** @description A page of lexicons. */
             200: {
                 headers: {
-                    /** @description Next page, RFC 8288: `<url>; rel="next"`. */
+                    /** @description Next page, RFC 8288: `<url>; rel="next"`. Absent on the last page. */
                     Link?: string;
                     [name: string]: unknown;
                 };
@@ -3532,7 +3532,7 @@ export interface operations {
             /** @description A page of uploads. */
             200: {
                 headers: {
-                    /** @description Next page, RFC 8288. */
+                    /** @description Next page, RFC 8288: `<url>; rel="next"`. Absent on the last page. */
                     Link?: string;
                     [name: string]: unknown;
                 };
@@ -3850,7 +3850,7 @@ export interface operations {
             /** @description A page of endpoints. */
             200: {
                 headers: {
-                    /** @description Next page, RFC 8288: `<url>; rel="next"`. */
+                    /** @description Next page, RFC 8288: `<url>; rel="next"`. Absent on the last page. */
                     Link?: string;
                     [name: string]: unknown;
                 };
@@ -4259,7 +4259,7 @@ export interface operations {
             /** @description A page of delivery attempts. */
             200: {
                 headers: {
-                    /** @description Next page, RFC 8288: `<url>; rel="next"`. */
+                    /** @description Next page, RFC 8288: `<url>; rel="next"`. Absent on the last page. */
                     Link?: string;
                     [name: string]: unknown;
                 };

@@ -3,7 +3,7 @@
  * the cloning engine (bus `clone.create`, while the request waits: the sample is checked then), kept per
  * owner in the store, deleted at the engine before the record goes (bus `clone.delete`).
  */
-import { createRoute, z } from "@hono/zod-openapi";
+import { createRoute } from "@hono/zod-openapi";
 import {
   CLONE_SAMPLE_SECONDS,
   CreateVoiceCloneSchema,
@@ -22,6 +22,7 @@ import { NotFoundError, ServiceUnavailableError } from "../http/errors.ts";
 import { listed } from "../http/paging.ts";
 import { SECURITY, bodyErrorResponses, createErrorResponses, errorResponses } from "../http/responses.ts";
 import { createRouter } from "../http/router.ts";
+import { deleteRoute, getRoute, listRoute } from "../http/resource-routes.ts";
 import { uuidv7 } from "../records/ids.ts";
 import { IdempotencyHeaders, checkFileReference, idempotent } from "../records/shared.ts";
 import { cloneDescriptor, presentClone, type CloneDoc } from "./repository.ts";
@@ -41,7 +42,7 @@ const LIST_PATH = "/v1/voices/clones";
 const IdParam = uuidParam("clone_id", "The cloned voice's id (a UUID), as returned when it was made.");
 const json = <T>(schema: T) => ({ "application/json": { schema } });
 const NOT_FOUND = "Cloned voice not found";
-const notFound = { 404: { description: "No such cloned voice for the calling account (another account's id is a 404 too).", content: json(ErrorSchema) } } as const;
+const MISSING = "No such cloned voice for the calling account (another account's id is a 404 too).";
 
 const createClone = createRoute({
   method: "post",
@@ -83,43 +84,30 @@ const createClone = createRoute({
   },
 });
 
-const listClones = createRoute({
-  method: "get",
+const listClones = listRoute({
   path: LIST_PATH,
   operationId: "list_voice_clones",
   summary: "List Voice Clones (extension)",
   description: "The caller's cloned voices, newest first, paged like the other lists (`limit`, `cursor`, the `Link` header).",
   tags: TAGS,
-  security: SECURITY,
-  request: { query: VoiceCloneListQuerySchema },
-  responses: {
-    200: {
-      description: "A page of cloned voices.",
-      headers: { Link: { description: "Next page, RFC 8288: `<url>; rel=\"next\"`.", schema: { type: "string" } } },
-      content: json(z.array(VoiceCloneSchema)),
-    },
-    ...errorResponses,
-  },
+  query: VoiceCloneListQuerySchema,
+  item: VoiceCloneSchema,
+  page: "A page of cloned voices.",
 });
 
-const getClone = createRoute({
-  method: "get",
+const getClone = getRoute({
   path: `${LIST_PATH}/{clone_id}`,
   operationId: "get_voice_clone",
   summary: "Get Voice Clone (extension)",
   description: "One of the caller's cloned voices: its engine, the sample's length and the languages it speaks. Another account's id is a 404, as an unknown one.",
   tags: TAGS,
-  security: SECURITY,
-  request: { params: IdParam },
-  responses: {
-    200: { description: "The cloned voice.", content: json(VoiceCloneSchema) },
-    ...errorResponses,
-    ...notFound,
-  },
+  params: IdParam,
+  missing: MISSING,
+  item: VoiceCloneSchema,
+  found: "The cloned voice.",
 });
 
-const deleteClone = createRoute({
-  method: "delete",
+const deleteClone = deleteRoute({
   path: `${LIST_PATH}/{clone_id}`,
   operationId: "delete_voice_clone",
   summary: "Delete Voice Clone (extension)",
@@ -127,12 +115,10 @@ const deleteClone = createRoute({
     "Deletes the voice at the engine that made it, then its record, and answers **204**. When the engine cannot be reached the answer is a **503** (or **502**) and the clone is kept, so nothing is left at the engine unseen: delete it again later. " +
     "A `match` voice has nothing at an engine and is deleted at once. Tasks already queued with the voice fail in plain words when they reach it (a `match` voice's finish).",
   tags: TAGS,
-  security: SECURITY,
-  request: { params: IdParam },
-  responses: {
-    204: { description: "Deleted, at the engine and here." },
-    ...errorResponses,
-    ...notFound,
+  params: IdParam,
+  missing: MISSING,
+  deleted: "Deleted, at the engine and here.",
+  failures: {
     502: { description: "The engine or the synthesis service failed to delete the voice; the clone is kept.", content: json(ErrorSchema) },
     503: { description: "No synthesis service runs, or the engine cannot be reached (`Retry-After`); the clone is kept.", content: json(ErrorSchema) },
   },

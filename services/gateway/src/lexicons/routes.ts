@@ -3,8 +3,8 @@
  * request waits, kept per owner in the store, and named by `lexicons: [id…]` on audio books, synthesis
  * and voice streams (`resolve.ts`).
  */
-import { createRoute, z } from "@hono/zod-openapi";
-import { CreateLexiconSchema, ErrorSchema, LexiconListQuerySchema, LexiconSchema, uuidParam } from "@voiceloc/contracts";
+import { createRoute } from "@hono/zod-openapi";
+import { CreateLexiconSchema, LexiconListQuerySchema, LexiconSchema, uuidParam } from "@voiceloc/contracts";
 import { LexiconError, parsePls, PLS_LIMITS } from "@voiceloc/engines";
 import type { GatewayDeps } from "../deps.ts";
 import type { GatewayApp } from "../http/context.ts";
@@ -13,6 +13,7 @@ import { NotFoundError, ValueError422 } from "../http/errors.ts";
 import { listed } from "../http/paging.ts";
 import { SECURITY, bodyErrorResponses, createErrorResponses, errorResponses } from "../http/responses.ts";
 import { createRouter } from "../http/router.ts";
+import { deleteRoute, getRoute, listRoute } from "../http/resource-routes.ts";
 import { uuidv7 } from "../records/ids.ts";
 import { IdempotencyHeaders, idempotent } from "../records/shared.ts";
 import { lexiconRepository, presentLexicon, type LexiconDoc } from "./repository.ts";
@@ -28,7 +29,7 @@ const LIST_PATH = "/v1/lexicons";
 const IdParam = uuidParam("lexicon_id", "The lexicon's id (a UUID), as returned when it was created.");
 const json = <T>(schema: T) => ({ "application/json": { schema } });
 const NOT_FOUND = "Lexicon not found";
-const notFound = { 404: { description: "No such lexicon for the calling account (another account's id is a 404 too).", content: json(ErrorSchema) } } as const;
+const MISSING = "No such lexicon for the calling account (another account's id is a 404 too).";
 
 const EXAMPLE_PLS =
   '<?xml version="1.0" encoding="UTF-8"?>\n<lexicon version="1.0" xmlns="http://www.w3.org/2005/01/pronunciation-lexicon" alphabet="ipa" xml:lang="en-US">\n' +
@@ -64,56 +65,39 @@ const createLexicon = createRoute({
   },
 });
 
-const listLexicons = createRoute({
-  method: "get",
+const listLexicons = listRoute({
   path: LIST_PATH,
   operationId: "list_lexicons",
   summary: "List Lexicons (extension)",
   description: "The caller's pronunciation lexicons, newest first, paged like the other lists (`limit`, `cursor`, the `Link` header).",
   tags: TAGS,
-  security: SECURITY,
-  request: { query: LexiconListQuerySchema },
-  responses: {
-    200: {
-      description: "A page of lexicons.",
-      headers: { Link: { description: "Next page, RFC 8288: `<url>; rel=\"next\"`.", schema: { type: "string" } } },
-      content: json(z.array(LexiconSchema)),
-    },
-    ...errorResponses,
-  },
+  query: LexiconListQuerySchema,
+  item: LexiconSchema,
+  page: "A page of lexicons.",
 });
 
-const getLexicon = createRoute({
-  method: "get",
+const getLexicon = getRoute({
   path: `${LIST_PATH}/{lexicon_id}`,
   operationId: "get_lexicon",
   summary: "Get Lexicon (extension)",
   description: "One of the caller's lexicons with its parsed entries. Another account's id is a 404, as an unknown one.",
   tags: TAGS,
-  security: SECURITY,
-  request: { params: IdParam },
-  responses: {
-    200: { description: "The lexicon.", content: json(LexiconSchema) },
-    ...errorResponses,
-    ...notFound,
-  },
+  params: IdParam,
+  missing: MISSING,
+  item: LexiconSchema,
+  found: "The lexicon.",
 });
 
-const deleteLexicon = createRoute({
-  method: "delete",
+const deleteLexicon = deleteRoute({
   path: `${LIST_PATH}/{lexicon_id}`,
   operationId: "delete_lexicon",
   summary: "Delete Lexicon (extension)",
   description:
     "Deletes the lexicon and answers **204**. Tasks already created with it keep the entries they were given; new requests that name it are a **422** at `lexicons`.",
   tags: TAGS,
-  security: SECURITY,
-  request: { params: IdParam },
-  responses: {
-    204: { description: "Deleted." },
-    ...errorResponses,
-    ...notFound,
-  },
+  params: IdParam,
+  missing: MISSING,
+  deleted: "Deleted.",
 });
 
 export function lexiconRoutes(deps: GatewayDeps): GatewayApp {

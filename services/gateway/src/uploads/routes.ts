@@ -5,7 +5,7 @@ import type { GatewayDeps, UploadDeps } from "../deps.ts";
 import { requestLog, type GatewayApp } from "../http/context.ts";
 import { headerFields, requestHeader, respond } from "../http/respond.ts";
 import { NotFoundError, ValueError422 } from "../http/errors.ts";
-import { SECURITY, errorResponses, notFoundResponse } from "../http/responses.ts";
+import { SECURITY, errorResponses } from "../http/responses.ts";
 import { uuidv7 } from "../records/ids.ts";
 import { nextPageLink } from "../records/cursor.ts";
 import { InvalidCursorError } from "../records/repository.ts";
@@ -13,6 +13,7 @@ import { cleanFilename, storeMultipart, storeUpload, uploadTooLarge, webChunks, 
 import type { UploadDoc } from "./repository.ts";
 import { LIMITS } from "@voiceloc/contracts";
 import { createRouter } from "../http/router.ts";
+import { deleteRoute, getRoute, listRoute } from "../http/resource-routes.ts";
 
 const TAGS = ["Uploads"];
 const json = <T>(schema: T) => ({ "application/json": { schema } });
@@ -104,43 +105,29 @@ export function createUploadRoute(maxBytes: number) {
   });
 }
 
-const listUploads = createRoute({
-  method: "get",
+const listUploads = listRoute({
   path: "/v1/uploads",
   operationId: "list_uploads",
   summary: "List Uploads (extension)",
   description: "The caller's uploads that have not expired, newest first, paged like the other lists (`limit`, `cursor`, `Link`).",
   tags: TAGS,
-  security: SECURITY,
-  request: { query: UploadListQuery },
-  responses: {
-    200: {
-      description: "A page of uploads.",
-      headers: { Link: { description: "Next page, RFC 8288.", schema: { type: "string" } } },
-      content: json(z.array(UploadSchema)),
-    },
-    ...errorResponses,
-  },
+  query: UploadListQuery,
+  item: UploadSchema,
+  page: "A page of uploads.",
 });
 
-const getUpload = createRoute({
-  method: "get",
+const getUpload = getRoute({
   path: "/v1/uploads/{upload_id}",
   operationId: "get_upload",
   summary: "Get Upload (extension)",
   description: "One of the caller's uploads. 404 for an unknown, expired or another account's id.",
   tags: TAGS,
-  security: SECURITY,
-  request: { params: IdParam },
-  responses: {
-    200: { description: "The upload.", content: json(UploadSchema) },
-    ...errorResponses,
-    ...notFoundResponse,
-  },
+  params: IdParam,
+  item: UploadSchema,
+  found: "The upload.",
 });
 
-const deleteUpload = createRoute({
-  method: "delete",
+const deleteUpload = deleteRoute({
   path: "/v1/uploads/{upload_id}",
   operationId: "delete_upload",
   summary: "Delete Upload (extension)",
@@ -148,13 +135,8 @@ const deleteUpload = createRoute({
     "Deletes one of the caller's uploads (record and bytes) before it expires. Tasks already created from it keep their own copy once started; " +
     "a task still queued fails with `file not available`. 404 for an unknown, expired or another account's id.",
   tags: TAGS,
-  security: SECURITY,
-  request: { params: IdParam },
-  responses: {
-    204: { description: "Deleted." },
-    ...errorResponses,
-    ...notFoundResponse,
-  },
+  params: IdParam,
+  deleted: "Deleted.",
 });
 
 /** Paths whose POST body the upload route reads itself (exempt from the JSON body limit and parser). */

@@ -24,6 +24,7 @@ import { presentDelivery, presentWebhook, type WebhookDoc } from "./repository.t
 import { newWebhookSecret } from "./secrets.ts";
 import { webhookUrlProblem, type WebhookUrlPolicy } from "./url.ts";
 import { createRouter } from "../http/router.ts";
+import { deleteRoute, getRoute, listRoute } from "../http/resource-routes.ts";
 
 /** What the webhook routes need besides the gateway's usual dependencies. */
 
@@ -35,7 +36,6 @@ export const WEBHOOKS_TAG = {
 const TAGS = [WEBHOOKS_TAG.name];
 const IdParam = uuidParam("webhook_id");
 const json = <T>(schema: T) => ({ "application/json": { schema } });
-const linkHeader = { Link: { description: "Next page, RFC 8288: `<url>; rel=\"next\"`.", schema: { type: "string" as const } } };
 
 const createWebhook = createRoute({
   method: "post",
@@ -58,35 +58,26 @@ const createWebhook = createRoute({
   },
 });
 
-const listWebhooks = createRoute({
-  method: "get",
+const listWebhooks = listRoute({
   path: "/v1/webhooks",
   operationId: "list_webhooks",
   summary: "List Webhooks",
   description: "The caller's endpoints, newest first, paged like the other lists (no secrets).",
   tags: TAGS,
-  security: SECURITY,
-  request: { query: WebhookListQuerySchema },
-  responses: {
-    200: { description: "A page of endpoints.", headers: linkHeader, content: json(z.array(WebhookSchema)) },
-    ...errorResponses,
-  },
+  query: WebhookListQuerySchema,
+  item: WebhookSchema,
+  page: "A page of endpoints.",
 });
 
-const getWebhook = createRoute({
-  method: "get",
+const getWebhook = getRoute({
   path: "/v1/webhooks/{webhook_id}",
   operationId: "get_webhook",
   summary: "Get Webhook",
   description: "One endpoint of the caller (without its secret): whether it is enabled and, if the service disabled it, why.",
   tags: TAGS,
-  security: SECURITY,
-  request: { params: IdParam },
-  responses: {
-    200: { description: "The endpoint.", content: json(WebhookSchema) },
-    ...errorResponses,
-    ...notFoundResponse,
-  },
+  params: IdParam,
+  item: WebhookSchema,
+  found: "The endpoint.",
 });
 
 const updateWebhook = createRoute({
@@ -107,37 +98,27 @@ const updateWebhook = createRoute({
   },
 });
 
-const deleteWebhook = createRoute({
-  method: "delete",
+const deleteWebhook = deleteRoute({
   path: "/v1/webhooks/{webhook_id}",
   operationId: "delete_webhook",
   summary: "Delete Webhook",
   description: "Deletes the endpoint and its delivery log; messages still waiting for it are dropped.",
   tags: TAGS,
-  security: SECURITY,
-  request: { params: IdParam },
-  responses: {
-    204: { description: "Deleted." },
-    ...errorResponses,
-    ...notFoundResponse,
-  },
+  params: IdParam,
+  deleted: "Deleted.",
 });
 
-const listDeliveries = createRoute({
-  method: "get",
+const listDeliveries = listRoute({
   path: "/v1/webhooks/{webhook_id}/deliveries",
   operationId: "list_webhook_deliveries",
   summary: "List Webhook Deliveries",
   description:
     "The endpoint's delivery log, newest first: one entry per attempt (attempt number, HTTP status, latency, the error in plain words). Entries of one message share `message_id` (the `webhook-id` header).",
   tags: TAGS,
-  security: SECURITY,
-  request: { params: IdParam, query: WebhookListQuerySchema },
-  responses: {
-    200: { description: "A page of delivery attempts.", headers: linkHeader, content: json(z.array(WebhookDeliverySchema)) },
-    ...errorResponses,
-    ...notFoundResponse,
-  },
+  params: IdParam,
+  query: WebhookListQuerySchema,
+  item: WebhookDeliverySchema,
+  page: "A page of delivery attempts.",
 });
 
 const uniqueEvents = (events: readonly WebhookEvent[]): WebhookEvent[] => WEBHOOK_EVENTS.filter((e) => events.includes(e));
