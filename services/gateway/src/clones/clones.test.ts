@@ -8,10 +8,7 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { createCatalogBus, createInProcessBus, outcome, type Bus, type BusSubscription, type CatalogBus } from "@voiceloc/bus";
 import {
-  BUS_CATALOG,
-  type BusCatalogue,
   type Capabilities,
   type CloneCreateRequest,
   type CloneDeleteRequest,
@@ -19,10 +16,9 @@ import {
   type SynthesizeRequest,
   type WorkMessage,
 } from "@voiceloc/contracts";
-import { silentLogger } from "@voiceloc/log";
 import { makeToneWav, tempDir } from "@voiceloc/testing";
-import { ApiKeyRepository } from "../auth/api-keys.ts";
 import { ALICE_KEY, BASE, BOB_KEY, startTestGateway, type TestGateway } from "../testing/harness.ts";
+import { startWithStandInWorkers, type StandInWorkers } from "../testing/stand-in-workers.ts";
 import { NO_SAMPLE } from "../records/audio-books.ts";
 import { CLONING_OFF } from "./maker.ts";
 
@@ -42,71 +38,52 @@ const REFUSALS: Record<string, { code: CloneErrorCode; message: string }> = {
 
 const PROFILE = { median_pitch_hz: 182.5, pitch_low_hz: 140.1, pitch_high_hz: 240.3, syllables_per_second: 4.2 };
 
-let rawBus: Bus;
-let bus: CatalogBus<BusCatalogue>;
 let t: TestGateway;
 let origin: string;
-let media: { path: string; cleanup: () => Promise<void> };
+let media: { path: string };
 let sandboxKey: string;
-const subs: BusSubscription[] = [];
+let mesh: StandInWorkers;
 
 /** What the stand-in was asked, in order. */
 const creates: CloneCreateRequest[] = [];
 const deletes: CloneDeleteRequest[] = [];
 const syntheses: SynthesizeRequest[] = [];
-const work: WorkMessage[] = [];
 /** The engine the stand-in answers with next; `deleteFails` makes its deletions unreachable. */
 const standIn = { engine: "elevenlabs" as "elevenlabs" | "voice-library" | "match", deleteFails: false };
 
 beforeAll(async () => {
-  media = await tempDir("voiceloc-clones-media-");
-  rawBus = createInProcessBus({ logger: silentLogger() });
-  bus = createCatalogBus(rawBus, BUS_CATALOG);
-  subs.push(
-    await bus.serve("clone.create", (request, ctx) => {
-      creates.push(request);
-      const word = Object.keys(REFUSALS).find((w) => request.sample.includes(w));
-      if (word) return ctx.refuse(REFUSALS[word]!.code, REFUSALS[word]!.message);
-      if (request.sample.includes("crash")) throw new Error(`engine exploded: ${ENGINE_WORDS}`);
-      const ref = standIn.engine === "match" ? "flite:slt" : `${standIn.engine}-${request.id.slice(0, 8)}`;
-      return { engine: standIn.engine, ref, profile: PROFILE, sample_seconds: 12.5, languages: ["English", "Spanish"] };
-    }),
-    await bus.serve("clone.delete", (request, ctx) => {
-      deletes.push(request);
-      if (standIn.deleteFails) return ctx.refuse("engine_unavailable", ENGINE_WORDS);
-      return { deleted: true };
-    }),
-    await bus.serve("synthesize", (request) => {
-      syntheses.push(request);
-      return { key: `speech/stand-in/${syntheses.length}.mp3`, duration_seconds: 1.5, voice: request.voice ?? "stand-in" };
-    }),
-    await bus.serve("voices", () => ({
-      voices: [
-        { name: "flite:slt", language: "English", engine: "flite", gender: "female", description: "a preset", default: true },
-        { name: "espeak:es", language: "Spanish", engine: "espeak-ng", gender: null, description: "a preset", default: true },
-      ],
-    })),
-  );
-  t = await startTestGateway({ PORT: "0", HOST: "127.0.0.1", MEDIA_ROOT: media.path, QUEUE_MAX_UNSTARTED_TASKS: "100", ACCOUNT_MAX_TASKS_IN_FLIGHT: "100" }, { bus: rawBus });
-  origin = `http://127.0.0.1:${await t.gateway.start()}`;
-  // the test plays the workers (the gateway's start provisioned their queues)
-  for (const kind of ["audiobook", "voice-stream"] as const) {
-    subs.push(
-      await bus.consumeWork(kind, async ({ data }) => {
-        work.push(data);
-        return outcome.ack();
+  mesh = await startWithStandInWorkers({
+    prefix: "voiceloc-clones-media-",
+    voices: [
+      { name: "flite:slt", language: "English", engine: "flite", gender: "female", description: "a preset", default: true },
+      { name: "espeak:es", language: "Spanish", engine: "espeak-ng", gender: null, description: "a preset", default: true },
+    ],
+    serve: async (bus) => [
+      await bus.serve("clone.create", (request, ctx) => {
+        creates.push(request);
+        const word = Object.keys(REFUSALS).find((w) => request.sample.includes(w));
+        if (word) return ctx.refuse(REFUSALS[word]!.code, REFUSALS[word]!.message);
+        if (request.sample.includes("crash")) throw new Error(`engine exploded: ${ENGINE_WORDS}`);
+        const ref = standIn.engine === "match" ? "flite:slt" : `${standIn.engine}-${request.id.slice(0, 8)}`;
+        return { engine: standIn.engine, ref, profile: PROFILE, sample_seconds: 12.5, languages: ["English", "Spanish"] };
       }),
-    );
-  }
-  const keys = await ApiKeyRepository.open(t.gateway.deps.store);
-  sandboxKey = (await keys.create("alice", "sandbox", new Date(), "sandbox")).key;
+      await bus.serve("clone.delete", (request, ctx) => {
+        deletes.push(request);
+        if (standIn.deleteFails) return ctx.refuse("engine_unavailable", ENGINE_WORDS);
+        return { deleted: true };
+      }),
+      await bus.serve("synthesize", (request) => {
+        syntheses.push(request);
+        return { key: `speech/stand-in/${syntheses.length}.mp3`, duration_seconds: 1.5, voice: request.voice ?? "stand-in" };
+      }),
+    ],
+  });
+  ({ t, origin, sandboxKey } = mesh);
+  media = { path: mesh.mediaRoot };
 });
 
 afterAll(async () => {
-  for (const sub of subs) await sub.stop();
-  await t?.close();
-  await rawBus?.close();
-  await media?.cleanup();
+  await mesh?.close();
 });
 
 beforeEach(() => {
@@ -151,7 +128,7 @@ async function eventually<T>(read: () => T | Promise<T>, ok: (value: T) => boole
   return last;
 }
 
-const workFor = (id: string) => eventually(() => work.find((w) => w.task_id === id), (w) => w !== undefined, `the work message of ${id}`) as Promise<WorkMessage>;
+const workFor = (id: string) => eventually(() => mesh.work.find((w) => w.task_id === id), (w) => w !== undefined, `the work message of ${id}`) as Promise<WorkMessage>;
 
 describe("POST /v1/voices/clones", () => {
   it("makes the voice at the service while the request waits, and answers 201 with the clone and its Location", async () => {

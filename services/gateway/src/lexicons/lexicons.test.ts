@@ -5,63 +5,40 @@
  * and voice streams (the entries reach the synthesis request and the work messages the workers receive).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createCatalogBus, createInProcessBus, outcome, type Bus, type BusSubscription, type CatalogBus } from "@voiceloc/bus";
-import { BUS_CATALOG, type BusCatalogue, type SynthesizeRequest, type WorkMessage } from "@voiceloc/contracts";
-import { silentLogger } from "@voiceloc/log";
-import { tempDir } from "@voiceloc/testing";
-import { ApiKeyRepository } from "../auth/api-keys.ts";
-import { ALICE_KEY, BOB_KEY, startTestGateway, type TestGateway } from "../testing/harness.ts";
+import type { SynthesizeRequest } from "@voiceloc/contracts";
+import { ALICE_KEY, BOB_KEY, type TestGateway } from "../testing/harness.ts";
+import { startWithStandInWorkers, type StandInWorkers } from "../testing/stand-in-workers.ts";
 
 const NS = "http://www.w3.org/2005/01/pronunciation-lexicon";
 const pls = (body: string, lang = "en-US") => `<?xml version="1.0" encoding="UTF-8"?>\n<lexicon version="1.0" xmlns="${NS}" alphabet="ipa" xml:lang="${lang}">\n${body}\n</lexicon>`;
 const ALIAS = pls("<lexeme><grapheme>Zxqv</grapheme><grapheme>ZXQV</grapheme><alias>lighthouse</alias></lexeme>");
 const PHONEME_ONLY = pls("<lexeme><grapheme>Nguyen</grapheme><phoneme>ŋwiən</phoneme></lexeme>");
 
-let rawBus: Bus;
-let bus: CatalogBus<BusCatalogue>;
 let t: TestGateway;
-let media: { path: string; cleanup: () => Promise<void> };
 let sandboxKey: string;
-const subs: BusSubscription[] = [];
+let mesh: StandInWorkers;
 const syntheses: SynthesizeRequest[] = [];
-const work: WorkMessage[] = [];
 
 beforeAll(async () => {
-  media = await tempDir("voiceloc-lexicons-media-");
-  rawBus = createInProcessBus({ logger: silentLogger() });
-  bus = createCatalogBus(rawBus, BUS_CATALOG);
-  subs.push(
-    await bus.serve("synthesize", (request) => {
-      syntheses.push(request);
-      return { key: `speech/stand-in/${syntheses.length}.mp3`, duration_seconds: 1.5, voice: request.voice ?? "flite:slt" };
-    }),
-    await bus.serve("voices", () => ({
-      voices: [
-        { name: "flite:slt", language: "English", engine: "flite", gender: "female", description: "a preset", default: true },
-        { name: "espeak:en-us", language: "English", engine: "espeak", gender: null, description: "a preset", default: false },
-        { name: "espeak:es", language: "Spanish", engine: "espeak", gender: null, description: "a preset", default: true },
-      ],
-    })),
-  );
-  t = await startTestGateway({ MEDIA_ROOT: media.path, QUEUE_MAX_UNSTARTED_TASKS: "100", ACCOUNT_MAX_TASKS_IN_FLIGHT: "100" }, { bus: rawBus });
-  await t.gateway.start();
-  for (const kind of ["audiobook", "voice-stream"] as const) {
-    subs.push(
-      await bus.consumeWork(kind, async ({ data }) => {
-        work.push(data);
-        return outcome.ack();
+  mesh = await startWithStandInWorkers({
+    prefix: "voiceloc-lexicons-media-",
+    voices: [
+      { name: "flite:slt", language: "English", engine: "flite", gender: "female", description: "a preset", default: true },
+      { name: "espeak:en-us", language: "English", engine: "espeak", gender: null, description: "a preset", default: false },
+      { name: "espeak:es", language: "Spanish", engine: "espeak", gender: null, description: "a preset", default: true },
+    ],
+    serve: async (bus) => [
+      await bus.serve("synthesize", (request) => {
+        syntheses.push(request);
+        return { key: `speech/stand-in/${syntheses.length}.mp3`, duration_seconds: 1.5, voice: request.voice ?? "flite:slt" };
       }),
-    );
-  }
-  const keys = await ApiKeyRepository.open(t.gateway.deps.store);
-  sandboxKey = (await keys.create("alice", "sandbox", new Date(), "sandbox")).key;
+    ],
+  });
+  ({ t, sandboxKey } = mesh);
 });
 
 afterAll(async () => {
-  for (const sub of subs) await sub.stop();
-  await t?.close();
-  await rawBus?.close();
-  await media?.cleanup();
+  await mesh?.close();
 });
 
 interface LexiconBody {
@@ -230,7 +207,7 @@ describe("lexicons: [id…] on requests that speak", () => {
     });
     expect(book.status).toBe(201);
     const bookId = (await json<{ id: string }>(book)).id;
-    const bookWork = await eventually(() => work.find((w) => w.task_id === bookId), "the audio book's work message");
+    const bookWork = await eventually(() => mesh.work.find((w) => w.task_id === bookId), "the audio book's work message");
     expect(bookWork.kind === "audiobook" && bookWork.lexicons).toEqual([{ id: lex.id, name: "Names", entries: lex.entries }]);
 
     const stream = await t.request("POST", "/v1/voices/streams", {
@@ -238,7 +215,7 @@ describe("lexicons: [id…] on requests that speak", () => {
     });
     expect(stream.status).toBe(201);
     const streamId = (await json<{ id: string }>(stream)).id;
-    const streamWork = await eventually(() => work.find((w) => w.task_id === streamId), "the voice stream's work message");
+    const streamWork = await eventually(() => mesh.work.find((w) => w.task_id === streamId), "the voice stream's work message");
     expect(streamWork.kind === "voice-stream" && streamWork.lexicons).toEqual([{ id: lex.id, name: "Names", entries: lex.entries }]);
 
     const foreign = await t.request("POST", "/v1/audio_books/", {
