@@ -10,46 +10,35 @@ import { createLogger } from "@voiceloc/log";
 import {
   ELEVENLABS_QUOTA_FAULT,
   makeSpeechWav,
-  makeToneWav,
   standInPitch,
   startElevenLabsStandIn,
-  tempDir,
   type CloneServiceStandIn,
   type ElevenLabsRoute,
 } from "@voiceloc/testing";
 import { readFile } from "node:fs/promises";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { TtsError } from "../errors.ts";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readWavInfo, wavSeconds } from "../wav.ts";
 import { createElevenLabsCloneEngine, type ElevenLabsCloneOptions } from "./elevenlabs.ts";
 import type { CloneEngine, ClonedVoice, SampleAnalysis } from "./types.ts";
+import { clonedVoice, failure, sample, secretFreeLogger, startRemoteCloneFixture, type RemoteCloneFixture } from "./testing/remote-fixture.ts";
 
 const API_KEY = "xi-test-key-0123456789abcdef";
-const PROFILE = { medianPitchHz: null, pitchLowHz: null, pitchHighHz: null, syllablesPerSecond: null };
-
-let standIn: CloneServiceStandIn<ElevenLabsRoute>;
+const logger = secretFreeLogger(API_KEY);
+let fixture: RemoteCloneFixture<CloneServiceStandIn<ElevenLabsRoute>>;
+let standIn: typeof fixture.standIn;
 let dir: string;
-let cleanup: () => Promise<void>;
 let lowSample: SampleAnalysis;
 let highSample: SampleAnalysis;
-const logLines: string[] = [];
+const voice = (id: string, ref: string): ClonedVoice => clonedVoice("elevenlabs", id, ref);
 
 function engine(options: Partial<ElevenLabsCloneOptions> = {}): CloneEngine {
   return createElevenLabsCloneEngine({
     apiKey: API_KEY,
     baseUrl: standIn.url,
     model: "eleven_multilingual_v2",
-    logger: createLogger({ level: "debug", destination: { write: (line: string) => void logLines.push(line) } }),
+    logger,
     ...options,
   });
-}
-
-function sample(wavPath: string, seconds: number): SampleAnalysis {
-  return { seconds, wavPath, profile: PROFILE };
-}
-
-function voice(id: string, ref: string): ClonedVoice {
-  return { id, name: `Voice ${id}`, engine: "elevenlabs", ref, profile: PROFILE };
 }
 
 /** Waits for `condition`, checking every 20 ms, failing after a generous deadline. */
@@ -61,34 +50,13 @@ async function until(condition: () => boolean, deadlineMs = 20_000): Promise<voi
   }
 }
 
-async function failure(promise: Promise<unknown>): Promise<TtsError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(error).toBeInstanceOf(TtsError);
-    return error as TtsError;
-  }
-  throw new Error("expected a failure");
-}
-
 beforeAll(async () => {
-  ({ path: dir, cleanup } = await tempDir("voiceloc-elevenlabs-"));
-  standIn = await startElevenLabsStandIn({ apiKey: API_KEY, refuseLanguageCodeFor: ["eleven_turbo_v2"] });
-  lowSample = sample(await makeToneWav(4, join(dir, "low.wav"), { frequency: 110 }), 4);
-  highSample = sample(await makeToneWav(4, join(dir, "high.wav"), { frequency: 230 }), 4);
+  fixture = await startRemoteCloneFixture("voiceloc-elevenlabs-", () => startElevenLabsStandIn({ apiKey: API_KEY, refuseLanguageCodeFor: ["eleven_turbo_v2"] }), { lowHz: 110, highHz: 230 });
+  ({ standIn, dir, lowSample, highSample } = fixture);
 });
 
 afterAll(async () => {
-  await standIn.close();
-  await cleanup();
-});
-
-afterEach(() => {
-  // Whatever was said, neither the key nor the sample reached a log line.
-  const log = logLines.join("\n");
-  expect(log).not.toContain(API_KEY);
-  expect(log).not.toContain("RIFF");
-  logLines.length = 0;
+  await fixture?.close();
 });
 
 describe("ElevenLabs cloning engine", () => {

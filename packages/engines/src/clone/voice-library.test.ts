@@ -7,50 +7,32 @@
 import { open, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { createLogger } from "@voiceloc/log";
-import { makeToneWav, standInPitch, startVoiceLibraryStandIn, tempDir, type CloneServiceStandIn, type VoiceLibraryRoute } from "@voiceloc/testing";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { TtsError } from "../errors.ts";
+import { standInPitch, startVoiceLibraryStandIn, type CloneServiceStandIn, type VoiceLibraryRoute } from "@voiceloc/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readWavInfo, wavSeconds } from "../wav.ts";
 import type { CloneEngine, ClonedVoice, SampleAnalysis } from "./types.ts";
+import { clonedVoice, failure, sample, secretFreeLogger, startRemoteCloneFixture, type RemoteCloneFixture } from "./testing/remote-fixture.ts";
 import { createVoiceLibraryCloneEngine, voiceLibraryName, type VoiceLibraryCloneOptions } from "./voice-library.ts";
 
 const API_KEY = "library-secret-0123456789";
-const PROFILE = { medianPitchHz: null, pitchLowHz: null, pitchHighHz: null, syllablesPerSecond: null };
-const DEFAULT_PITCH = 300;
-
-let standIn: CloneServiceStandIn<VoiceLibraryRoute>;
+const logger = secretFreeLogger(API_KEY);
+let fixture: RemoteCloneFixture<CloneServiceStandIn<VoiceLibraryRoute>>;
+let standIn: typeof fixture.standIn;
 let dir: string;
-let cleanup: () => Promise<void>;
 let lowSample: SampleAnalysis;
 let highSample: SampleAnalysis;
-const logLines: string[] = [];
+const voice = (id: string, ref: string): ClonedVoice => clonedVoice("voice-library", id, ref);
 
 function engine(options: Partial<VoiceLibraryCloneOptions> = {}): CloneEngine {
   return createVoiceLibraryCloneEngine({
     baseUrl: `${standIn.url}/v1`,
     apiKey: API_KEY,
-    logger: createLogger({ level: "debug", destination: { write: (line: string) => void logLines.push(line) } }),
+    logger,
     ...options,
   });
 }
 
-function sample(wavPath: string, seconds: number): SampleAnalysis {
-  return { seconds, wavPath, profile: PROFILE };
-}
-
-function voice(id: string, ref: string): ClonedVoice {
-  return { id, name: `Voice ${id}`, engine: "voice-library", ref, profile: PROFILE };
-}
-
-async function failure(promise: Promise<unknown>): Promise<TtsError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(error).toBeInstanceOf(TtsError);
-    return error as TtsError;
-  }
-  throw new Error("expected a failure");
-}
+const DEFAULT_PITCH = 300;
 
 async function pitchOf(path: string): Promise<number> {
   return standInPitch(await readFile(path)) ?? 0;
@@ -61,22 +43,12 @@ function near(measured: number, expected: number): void {
 }
 
 beforeAll(async () => {
-  ({ path: dir, cleanup } = await tempDir("voiceloc-voice-library-"));
-  standIn = await startVoiceLibraryStandIn({ apiKey: API_KEY, defaultPitchHz: DEFAULT_PITCH });
-  lowSample = sample(await makeToneWav(4, join(dir, "low.wav"), { frequency: 100 }), 4);
-  highSample = sample(await makeToneWav(4, join(dir, "high.wav"), { frequency: 220 }), 4);
+  fixture = await startRemoteCloneFixture("voiceloc-voice-library-", () => startVoiceLibraryStandIn({ apiKey: API_KEY, defaultPitchHz: DEFAULT_PITCH }), { lowHz: 100, highHz: 220 });
+  ({ standIn, dir, lowSample, highSample } = fixture);
 });
 
 afterAll(async () => {
-  await standIn.close();
-  await cleanup();
-});
-
-afterEach(() => {
-  const log = logLines.join("\n");
-  expect(log).not.toContain(API_KEY);
-  expect(log).not.toContain("RIFF");
-  logLines.length = 0;
+  await fixture?.close();
 });
 
 describe("voice library cloning engine", () => {
