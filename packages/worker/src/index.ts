@@ -41,6 +41,7 @@ export {
   type TaskFailure,
 } from "./policy.ts";
 export { MAX_REASON_CHARS, plainReason } from "./reason.ts";
+export { pictureTooLarge } from "./picture.ts";
 export {
   clonedVoiceFromWire,
   clonedVoiceToWire,

@@ -25,16 +25,8 @@ export function tooLong(limitSeconds: number): TaskInputError {
   return new TaskInputError(`The video is longer than the ${formatLimit(limitSeconds)} this service subtitles; send a shorter video.`);
 }
 
-/**
- * The video's picture is over the pixel limit: the media error's sentence (both sizes), and what to do.
- * `sandbox`: the sandbox's lower limit refused it.
- */
-export function pictureTooLarge(error: MediaError, sandbox: boolean): TaskInputError {
-  const advice = sandbox
-    ? " (SANDBOX_MAX_VIDEO_PIXELS): send a smaller video or use a live key."
-    : " (MAX_VIDEO_PIXELS): send a smaller video.";
-  return new TaskInputError(`${error.message.replace(/\.$/, "")}${advice}`, { cause: error });
-}
+/** The video's picture is over the pixel limit: the words every video task uses. */
+export { pictureTooLarge } from "@voiceloc/worker";
 
 function formatLimit(seconds: number): string {
   if (seconds >= 120 && seconds % 60 === 0) return `${seconds / 60} minutes`;

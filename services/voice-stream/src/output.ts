@@ -28,7 +28,7 @@ import {
   type MediaInfo,
   type MediaToolkit,
 } from "@voiceloc/media";
-import { TaskInputError, taskFailure } from "@voiceloc/worker";
+import { pictureTooLarge, taskFailure } from "@voiceloc/worker";
 
 export interface PlacedClip {
   path: string;
@@ -97,7 +97,7 @@ export async function inspectOriginal(media: MediaToolkit, path: string, options
       await media.firstFrame(path, { maxPixels: options.maxPixels ?? maxVideoPixels(), signal: options.signal });
     } catch (error) {
       if (error instanceof MediaError && error.code === "MEDIA_TOO_LARGE") {
-        throw new TaskInputError(`The video's picture is too large for this server: ${error.message.replace(/\.$/, "")}.`, { cause: error });
+        throw pictureTooLarge(error);
       }
       throw taskFailure(error, { scope: "input" });
     }

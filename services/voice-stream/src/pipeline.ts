@@ -294,6 +294,8 @@ export function createVoiceStreamHandler(deps: VoiceStreamPipelineDeps): TaskHan
 
   async function recognise(task: VoiceStreamWork, ctx: TaskContext): Promise<SavedTranscript> {
     const input = await fetchInput(task, ctx);
+    // A picture over the pixel limit fails now, before minutes of recognition and speech (the output checks again).
+    await inspectOriginal(media, input, { signal: ctx.signal });
     ctx.progress(P.fetched, "decoding the audio");
     const speech = await decodeInput(input, ctx, isSandboxOwner(task.account_id));
     ctx.progress(P.decoded, "recognising speech");
