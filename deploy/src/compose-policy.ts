@@ -319,6 +319,7 @@ export function enginesPolicy(compose: ComposeFile, enginesEnv: Record<string, s
       kokoro: config.openaiTts?.baseUrl,
       libretranslate: config.libreTranslate?.baseUrl,
     };
+    if (config.openaiTts && !config.openaiTts.languages?.length) out.push(`${worker} with deploy/engines.env: the Kokoro voices are offered for every language (set OPENAI_TTS_LANGUAGES)`);
     for (const [engine, url] of Object.entries(urls) as Array<[EngineService, string | undefined]>) {
       const at = url === undefined ? undefined : new URL(url);
       if (!at || at.hostname !== engine || Number(at.port) !== ENGINE_SERVICES[engine].port) {
