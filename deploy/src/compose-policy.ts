@@ -59,13 +59,17 @@ export function lintCompose(file: string): string[] {
 
 export interface ComposeService {
   image?: string;
+  profiles?: string[];
+  user?: string;
+  cap_drop?: string[];
+  security_opt?: string[];
   build?: { context: string; dockerfile?: string; target?: string };
   command?: string[] | string;
   container_name?: string;
   ports?: string[];
   environment?: Record<string, string>;
-  depends_on?: Record<string, { condition: string }>;
-  healthcheck?: { test: string[] };
+  depends_on?: Record<string, { condition: string; required?: boolean }>;
+  healthcheck?: { test: string[]; start_period?: string };
   volumes?: string[];
   deploy?: { replicas?: number; resources?: { limits?: { cpus?: string; memory?: string } } };
   stop_grace_period?: string;
@@ -205,5 +209,123 @@ export function overridePolicy(override: ComposeFile, main: ComposeFile): string
     if (svc.ports?.length) out.push(`${name}: a published port stops scaling`);
   }
   if (!Object.values(override.services).some((svc) => (svc.deploy?.replicas ?? 1) > 1)) out.push("the example scales nothing");
+  return out;
+}
+
+/**
+ * The outside engines of the `engines` profile: third-party images, so the rules of our own services
+ * (built from deploy/Dockerfile, a version tag of ours, stop_grace_period over SHUTDOWN_TIMEOUT_MS, a
+ * configuration the process accepts) do not apply to them. What does: the profile, a pinned image of
+ * the project, a health check on the port the workers use, limits, the models on a named volume, the
+ * image's own non-root user, no capabilities, no published port (they have no API key of ours).
+ */
+export const ENGINE_SERVICES = {
+  speaches: { image: "ghcr.io/speaches-ai/speaches", port: 8000, models: "/home/ubuntu/.cache/huggingface/hub", setting: "OPENAI_STT_BASE_URL", ready: "speaches-init" },
+  kokoro: { image: "ghcr.io/remsky/kokoro-fastapi-cpu", port: 8880, models: "/app/api/src/models", setting: "OPENAI_TTS_BASE_URL", ready: "kokoro" },
+  libretranslate: { image: "libretranslate/libretranslate", port: 5000, models: "/home/libretranslate/.local", setting: "LIBRETRANSLATE_URL", ready: "libretranslate" },
+} as const;
+export type EngineService = keyof typeof ENGINE_SERVICES;
+
+/** Which workers use which engine (recognition: voice streams and subtitles; speech; translation). */
+export const ENGINE_USERS: Record<EngineService, readonly ServiceName[]> = {
+  speaches: ["voice-stream", "subtitle"],
+  kokoro: ["synthesis", "audiobook", "voice-stream"],
+  libretranslate: ["audiobook", "voice-stream", "subtitle"],
+};
+
+/** The `KEY=value` lines of an env file (`#` comments and blank lines skipped). */
+export function readEnvFile(file: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const line of readFileSync(file, "utf8").split(/\r?\n/)) {
+    const m = /^\s*([A-Za-z_][A-Za-z0-9_]*)=(.*)$/.exec(line);
+    if (m && !line.trimStart().startsWith("#")) out[m[1]!] = m[2]!.trim();
+  }
+  return out;
+}
+
+/** Our rules for the `engines` profile and deploy/engines.env, the settings that wire it to the workers. */
+export function enginesPolicy(compose: ComposeFile, enginesEnv: Record<string, string>): string[] {
+  const out: string[] = [];
+  const s = compose.services;
+  const secret = { SIGNING_SECRET: "s".repeat(40) };
+  const namedVolumeAt = (svc: ComposeService, path: string) =>
+    (svc.volumes ?? []).some((v) => {
+      const [source, target] = v.split(":");
+      return target === path && compose.volumes !== undefined && source !== undefined && source in compose.volumes;
+    });
+  const workerConfig = (name: ServiceName, env: Record<string, string>) =>
+    loadConfig(Object.fromEntries(Object.entries(s[name]?.environment ?? {}).map(([k, v]) => [k, interpolate(String(v), { ...secret, ...env })])));
+
+  for (const [name, rule] of Object.entries(ENGINE_SERVICES) as Array<[EngineService, (typeof ENGINE_SERVICES)[EngineService]]>) {
+    const svc = s[name];
+    if (!svc) {
+      out.push(`no ${name} service`);
+      continue;
+    }
+    if (!svc.profiles?.includes("engines")) out.push(`${name}: not in the engines profile`);
+    if (!svc.image?.startsWith(`${rule.image}:`)) out.push(`${name}: image ${svc.image ?? "none"} is not ${rule.image}`);
+    if (!svc.healthcheck?.test.join(" ").includes(`127.0.0.1:${rule.port}/`)) out.push(`${name}: no health check on its port ${rule.port}`);
+    const limits = svc.deploy?.resources?.limits;
+    if (!limits?.cpus || !limits.memory) out.push(`${name}: no cpu and memory limits`);
+    if (!namedVolumeAt(svc, rule.models)) out.push(`${name}: keeps its models on no named volume (${rule.models})`);
+    const uid = (svc.user ?? "").split(":")[0] ?? "";
+    if (!/^\d+$/.test(uid) || uid === "0") out.push(`${name}: runs as ${svc.user ?? "the image's default user"}, not a fixed non-root user`);
+    if (svc.ports?.length) out.push(`${name}: a published port (it has no API key of ours)`);
+    if (!svc.cap_drop?.includes("ALL") || !svc.security_opt?.includes("no-new-privileges:true")) out.push(`${name}: keeps capabilities or may gain privileges`);
+  }
+  const init = s["speaches-init"];
+  if (!init?.profiles?.includes("engines") || init.restart !== "no" || init.depends_on?.speaches?.condition !== "service_healthy") {
+    out.push("speaches-init: not a one-shot of the engines profile run once speaches is healthy");
+  }
+
+  for (const [engine, users] of Object.entries(ENGINE_USERS) as Array<[EngineService, readonly ServiceName[]]>) {
+    const { ready } = ENGINE_SERVICES[engine];
+    for (const worker of users) {
+      const dep = s[worker]?.depends_on?.[ready];
+      if (!dep) out.push(`${worker}: starts without waiting for ${ready}`);
+      else if (dep.required !== false) out.push(`${worker}: requires ${ready}, so it cannot start without the engines profile`);
+    }
+  }
+
+  // Without the settings: offline engines only, with the process's own defaults for the rest.
+  for (const worker of WORKERS) {
+    try {
+      const config = workerConfig(worker, {});
+      const defaults = loadConfig({ SERVICES: worker, NATS_URL: "nats://nats:4222" });
+      if (config.openaiStt || config.openaiTts || config.libreTranslate || config.whisperCpp) out.push(`${worker}: uses an outside engine without deploy/engines.env`);
+      if (JSON.stringify(config.engineOrder) !== JSON.stringify(defaults.engineOrder)) out.push(`${worker}: engine order differs from the process's default`);
+      // An OpenAI-compatible server given alone gets the process's default models and voices.
+      const server = { OPENAI_BASE_URL: "http://openai.example" };
+      const given = workerConfig(worker, server);
+      const own = loadConfig({ SERVICES: worker, NATS_URL: "nats://nats:4222", ...server });
+      if (JSON.stringify([given.openaiStt, given.openaiTts]) !== JSON.stringify([own.openaiStt, own.openaiTts])) out.push(`${worker}: the speech and recognition models or voices differ from the process's defaults`);
+    } catch (error) {
+      out.push(`${worker}: ${error instanceof ConfigError ? error.problems.join("; ") : String(error)}`);
+    }
+  }
+
+  // With deploy/engines.env: the profile is on and every worker reaches each engine at its service and port.
+  if (!(enginesEnv.COMPOSE_PROFILES ?? "").split(",").includes("engines")) out.push("deploy/engines.env does not turn the engines profile on");
+  for (const worker of WORKERS) {
+    let config: ReturnType<typeof loadConfig>;
+    try {
+      config = workerConfig(worker, enginesEnv);
+    } catch (error) {
+      out.push(`${worker} with deploy/engines.env: ${error instanceof ConfigError ? error.problems.join("; ") : String(error)}`);
+      continue;
+    }
+    const urls: Record<EngineService, string | undefined> = {
+      speaches: config.openaiStt?.baseUrl,
+      kokoro: config.openaiTts?.baseUrl,
+      libretranslate: config.libreTranslate?.baseUrl,
+    };
+    if (config.openaiTts && !config.openaiTts.languages?.length) out.push(`${worker} with deploy/engines.env: the Kokoro voices are offered for every language (set OPENAI_TTS_LANGUAGES)`);
+    for (const [engine, url] of Object.entries(urls) as Array<[EngineService, string | undefined]>) {
+      const at = url === undefined ? undefined : new URL(url);
+      if (!at || at.hostname !== engine || Number(at.port) !== ENGINE_SERVICES[engine].port) {
+        out.push(`${worker} with deploy/engines.env: ${ENGINE_SERVICES[engine].setting} is ${url ?? "unset"}, not the ${engine} service on port ${ENGINE_SERVICES[engine].port}`);
+      }
+    }
+  }
   return out;
 }

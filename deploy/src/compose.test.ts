@@ -8,11 +8,12 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
-import { composePolicy, interpolate, lintCompose, overridePolicy, readCompose, type ComposeFile } from "./compose-policy.ts";
+import { composePolicy, enginesPolicy, interpolate, lintCompose, overridePolicy, readCompose, readEnvFile, type ComposeFile } from "./compose-policy.ts";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const composeFile = join(root, "docker-compose.yml");
 const overrideFile = join(root, "compose.override.example.yml");
+const enginesEnvFile = join(root, "deploy", "engines.env");
 const scratch = mkdtempSync(join(tmpdir(), "voiceloc-compose-"));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
@@ -26,8 +27,15 @@ describe("docker-compose.yml", () => {
   });
 
   it("runs NATS (JetStream, volume, health), a MongoDB replica set with its initiator, the gateway and every worker", () => {
-    expect(Object.keys(compose.services).sort()).toEqual(["audiobook", "gateway", "mongodb", "mongodb-init", "nats", "subtitle", "synthesis", "voice-stream"]);
+    const engines = ["kokoro", "libretranslate", "speaches", "speaches-init"];
+    expect(Object.keys(compose.services).sort()).toEqual(["audiobook", "gateway", "mongodb", "mongodb-init", "nats", "subtitle", "synthesis", "voice-stream", ...engines].sort());
     expect(composePolicy(compose)).toEqual([]);
+    // Without a profile, only the mesh starts.
+    expect(Object.entries(compose.services).filter(([, svc]) => svc.profiles !== undefined).map(([name]) => name).sort()).toEqual(engines);
+  });
+
+  it("the engines profile: speaches, Kokoro-FastAPI and LibreTranslate, checked, limited, non-root, models on volumes, wired to the workers by deploy/engines.env", () => {
+    expect(enginesPolicy(compose, readEnvFile(enginesEnvFile))).toEqual([]);
   });
 
   it("scopes MEDIA_ROOT per account in the gateway and every worker (several tenants), unless overridden", () => {
@@ -92,6 +100,37 @@ describe("the compose checks fail on broken files", () => {
         "voice-stream: runs voice-stream,audiobook",
       ].sort(),
     );
+  });
+
+  it("engines: a published port, root, no health check, a latest image, a required engine, a wrong port in the settings", () => {
+    const broken = copy(good);
+    const s = broken.services;
+    s.kokoro!.ports = ["8880:8880"];
+    s.kokoro!.user = "0";
+    delete s.libretranslate!.healthcheck;
+    s.speaches!.image = "ghcr.io/speaches-ai/speaches:latest";
+    s.speaches!.volumes = ["/srv/models:/home/ubuntu/.cache/huggingface/hub"];
+    s.subtitle!.depends_on!.libretranslate = { condition: "service_healthy" };
+    delete s.synthesis!.depends_on!.kokoro;
+    const env = { ...readEnvFile(enginesEnvFile), LIBRETRANSLATE_URL: "http://libretranslate:8080", COMPOSE_PROFILES: "" };
+    const problems = enginesPolicy(broken, env);
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        "kokoro: a published port (it has no API key of ours)",
+        "kokoro: runs as 0, not a fixed non-root user",
+        "libretranslate: no health check on its port 5000",
+        "speaches: keeps its models on no named volume (/home/ubuntu/.cache/huggingface/hub)",
+        "synthesis: starts without waiting for kokoro",
+        "subtitle: requires libretranslate, so it cannot start without the engines profile",
+        "deploy/engines.env does not turn the engines profile on",
+        "audiobook with deploy/engines.env: LIBRETRANSLATE_URL is http://libretranslate:8080, not the libretranslate service on port 5000",
+      ]),
+    );
+    expect(composePolicy(broken)).toContain("speaches: image ghcr.io/speaches-ai/speaches:latest is not pinned");
+    // A worker wired to an engine by default (without deploy/engines.env) is refused too.
+    const wired = copy(good);
+    wired.services.subtitle!.environment!.LIBRETRANSLATE_URL = "${LIBRETRANSLATE_URL:-http://libretranslate:5000}";
+    expect(enginesPolicy(wired, readEnvFile(enginesEnvFile))).toEqual(["subtitle: uses an outside engine without deploy/engines.env"]);
   });
 
   it("override: a worker with a container_name, a service the mesh does not have", () => {

@@ -202,6 +202,12 @@ export const EnvSchema = z
       .string()
       .default("alloy,ash,coral,echo,fable,nova,onyx,sage,shimmer")
       .transform((v) => v.split(",").map((s) => s.trim()).filter(Boolean)),
+    /** Languages the OpenAI-compatible speech server's voices are offered for (names or ISO 639-1 codes); empty: every language it may speak. */
+    OPENAI_TTS_LANGUAGES: z
+      .string()
+      .default("")
+      .transform((v) => v.split(",").map((s) => s.trim()).filter(Boolean))
+      .refine((names) => names.every((n) => /^[A-Za-z]{2,16}$/.test(n)), { message: "expected a comma list of languages such as English,es" }),
     /** Who makes cloned voices: default `elevenlabs` when ELEVENLABS_API_KEY is set, otherwise `match` (offline). */
     CLONE_ENGINE: z.enum(CLONE_ENGINES).optional(),
     ELEVENLABS_API_KEY: optionalString,
@@ -427,7 +433,15 @@ export const EnvSchema = z
       maxBookCharacters: env.MAX_BOOK_CHARACTERS,
       scheduling: { accountMaxTasksInFlight: env.ACCOUNT_MAX_TASKS_IN_FLIGHT, queueMaxUnstartedTasks: env.QUEUE_MAX_UNSTARTED_TASKS },
       subtitleMaxSeconds: env.SUBTITLE_MAX_SECONDS,
-      openaiTts: ttsUrl ? { baseUrl: ttsUrl, apiKey: env.OPENAI_API_KEY, model: env.OPENAI_TTS_MODEL, voices: env.OPENAI_TTS_VOICES } : undefined,
+      openaiTts: ttsUrl
+        ? {
+            baseUrl: ttsUrl,
+            apiKey: env.OPENAI_API_KEY,
+            model: env.OPENAI_TTS_MODEL,
+            voices: env.OPENAI_TTS_VOICES,
+            ...(env.OPENAI_TTS_LANGUAGES.length > 0 ? { languages: env.OPENAI_TTS_LANGUAGES } : {}),
+          }
+        : undefined,
       clone: cloneSettings(env, ttsUrl),
       /** `info.contact` and `info.license` of the OpenAPI document. */
       apiInfo: apiInfo(env),

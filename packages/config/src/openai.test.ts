@@ -30,3 +30,15 @@ describe("OpenAI-compatible services per capability", () => {
     expect(() => loadConfig({ OPENAI_MT_BASE_URL: "ftp://x" })).toThrow(/OPENAI_MT_BASE_URL/);
   });
 });
+
+describe("OPENAI_TTS_LANGUAGES", () => {
+  it("limits the speech server's voices to the languages given; unset, it names none (every language)", () => {
+    expect(loadConfig({ OPENAI_TTS_BASE_URL: "http://kokoro:8880/v1", OPENAI_TTS_LANGUAGES: "English, es" }).openaiTts?.languages).toEqual(["English", "es"]);
+    expect(loadConfig({ OPENAI_TTS_BASE_URL: "http://kokoro:8880/v1" }).openaiTts).not.toHaveProperty("languages");
+    expect(loadConfig({ OPENAI_TTS_BASE_URL: "http://kokoro:8880/v1", OPENAI_TTS_LANGUAGES: "" }).openaiTts).not.toHaveProperty("languages");
+  });
+
+  it("refuses what is not a list of language names or codes, naming the variable", () => {
+    expect(() => loadConfig({ OPENAI_TTS_LANGUAGES: "en;es" })).toThrow(/OPENAI_TTS_LANGUAGES/);
+  });
+});

@@ -4,15 +4,25 @@
  * with --convert), `response_format` (json, text, verbose_json…), `language`, `temperature`.
  * `verbose_json` answers `{ task, language, duration, text, segments: [{ id, text, start, end,
  * words? }] }`. It "recognises" the sentences it was given, spread evenly over the WAV's length
- * (read from the file's header), so the times follow the audio that was sent.
+ * (read from the file's header), so the times follow the audio that was sent; or, given `segments`,
+ * answers those timed lines (cut at the WAV's end), as a recogniser that heard them where they were said.
  */
 import { sendJson, startEngineStandIn, type EngineStandIn } from "./stand-in-server.ts";
 
 export type WhisperCppRoute = "inference";
 
+export interface WhisperCppStandInTimedLine {
+  text: string;
+  /** Seconds from the start of the WAV. */
+  start: number;
+  end: number;
+}
+
 export interface WhisperCppStandInOptions {
-  /** What it hears, one sentence per segment. */
+  /** What it hears, one sentence per segment, spread evenly over the WAV. */
   sentences: readonly string[];
+  /** What it hears at which times instead of `sentences` (lines past the WAV's end are left out, the last one cut there). */
+  segments?: readonly WhisperCppStandInTimedLine[];
   /** Language codes it recognises; another `language` is a 400. Default any. */
   languages?: readonly string[];
 }
@@ -47,8 +57,11 @@ export async function startWhisperCppStandIn(options: WhisperCppStandInOptions):
       }
       const n = options.sentences.length;
       const step = n === 0 ? 0 : seconds / n;
-      const segments = options.sentences.map((text, id) => ({ id, text: ` ${text}`, start: +(id * step).toFixed(2), end: +((id + 1) * step).toFixed(2) }));
-      const text = options.sentences.map((s) => ` ${s}`).join("");
+      const timed = options.segments
+        ? options.segments.filter((s) => s.start < seconds).map((s) => ({ text: s.text, start: s.start, end: Math.min(s.end, seconds) }))
+        : options.sentences.map((text, id) => ({ text, start: id * step, end: (id + 1) * step }));
+      const segments = timed.map((s, id) => ({ id, text: ` ${s.text}`, start: +s.start.toFixed(2), end: +s.end.toFixed(2) }));
+      const text = timed.map((s) => ` ${s.text}`).join("");
       const format = req.fields.response_format ?? "json";
       if (format === "text") return sendJson(res, 200, text);
       if (format === "verbose_json") return sendJson(res, 200, { task: "transcribe", language, duration: seconds, text, segments });

@@ -6,6 +6,7 @@ import {
   createVoiceLibraryCloneEngine,
   createTtsRegistry,
   detectOfflineEngines,
+  TtsConfigError,
   type DetectOfflineEnginesOptions,
   type TtsEngine,
   type TtsRegistry,
@@ -13,12 +14,15 @@ import {
 } from "@voiceloc/engines";
 import type { Logger } from "@voiceloc/log";
 import { createMediaToolkit, resolveFfmpeg, type MediaToolkit } from "@voiceloc/media";
+import { languageFromNameOrCode, type Language } from "@voiceloc/contracts";
 
 export interface OpenAiTtsSettings {
   baseUrl: string;
   apiKey?: string | undefined;
   model: string;
   voices: string[];
+  /** Languages (names or ISO 639-1 codes) its voices are offered for (OPENAI_TTS_LANGUAGES); default every language it may speak. */
+  languages?: string[] | undefined;
 }
 
 export interface SpeechStack {
@@ -75,6 +79,15 @@ export function createCloneEngine(settings: CloneStackSettings | undefined, regi
   }
 }
 
+/** OPENAI_TTS_LANGUAGES as languages; a name or code that is none of ours stops the start, naming it. */
+function serverLanguages(given: readonly string[]): Language[] {
+  return given.map((value) => {
+    const language = languageFromNameOrCode(value) ?? languageFromNameOrCode(value.toLowerCase());
+    if (!language) throw new TtsConfigError(`OPENAI_TTS_LANGUAGES: "${value}" is not one of the supported languages (a name such as Spanish or a code such as es).`);
+    return language;
+  });
+}
+
 /**
  * The speech engines this process can run: every installed offline engine, plus an
  * OpenAI-compatible server when one is configured; and the ffmpeg toolkit they encode with.
@@ -92,6 +105,7 @@ export async function createSpeechStack(options: SpeechStackOptions): Promise<Sp
         apiKey: options.openai.apiKey,
         model: options.openai.model,
         voices: options.openai.voices,
+        ...(options.openai.languages ? { languages: serverLanguages(options.openai.languages) } : {}),
         logger,
       }),
     );
