@@ -135,7 +135,7 @@ describe("DeepL adapter against a stand-in", () => {
       code: "TRANSLATION_SERVICE_REJECTED",
       message: expect.stringContaining("does not translate from English to German now") as unknown,
     });
-    const quick = await engine({ timeoutMs: 300 });
+    const quick = await engine({ timeoutMs: 2000 });
     deepl.fail("translate", { hang: true });
     await expect(quick.translate(hello)).rejects.toMatchObject({ code: "TRANSLATION_SERVICE_TIMEOUT", message: expect.stringContaining("did not answer") as unknown });
     // None of these holds DeepL back: the next call is sent and works.
