@@ -78,6 +78,18 @@ describe("loadConfig", () => {
     expect(() => loadConfig({ METRICS_TOKEN: "short" })).toThrow(/METRICS_TOKEN/);
   });
 
+  it("reads DeepL: on with a key, the free or pro API by the key, DEEPL_BASE_URL overrides, off switches it off; the key redacted", () => {
+    expect(loadConfig({}).deepl).toBeUndefined();
+    expect(loadConfig({ DEEPL_API_KEY: "k-123:fx" }).deepl).toEqual({ apiKey: "k-123:fx", baseUrl: "https://api-free.deepl.com" });
+    expect(loadConfig({ DEEPL_API_KEY: "k-123" }).deepl).toEqual({ apiKey: "k-123", baseUrl: "https://api.deepl.com" });
+    expect(loadConfig({ DEEPL_API_KEY: "k-123", DEEPL_BASE_URL: "http://deepl-proxy:8080" }).deepl?.baseUrl).toBe("http://deepl-proxy:8080");
+    expect(loadConfig({ DEEPL_API_KEY: "k-123", DEEPL_BASE_URL: "OFF" }).deepl).toBeUndefined();
+    expect(loadConfig({ DEEPL_BASE_URL: "off" }).deepl).toBeUndefined();
+    expect(() => loadConfig({ DEEPL_API_KEY: "k-123", DEEPL_BASE_URL: "ftp://deepl" })).toThrow(/DEEPL_BASE_URL/);
+    expect(JSON.stringify(redactConfig(loadConfig({ DEEPL_API_KEY: "secret-deepl-key:fx" })))).not.toContain("secret-deepl-key");
+    expect(loadConfig({ ENGINE_ORDER_MT: "deepl, libretranslate,apertium" }).engineOrder.mt).toEqual(["deepl", "libretranslate", "apertium"]);
+  });
+
   it("redacts secrets", () => {
     const c = loadConfig({
       VOICELOC_API_KEYS: "alice:supersecretkey",
@@ -121,6 +133,7 @@ describe("loadConfig", () => {
       [{ OPENAI_MT_MODEL: "m" }, ["OPENAI_MT_MODEL", "OPENAI_MT_BASE_URL", "OPENAI_BASE_URL"]],
       [{ OPENAI_MT_MODEL: "m", OPENAI_BASE_URL: "http://llm:8000", OPENAI_MT_BASE_URL: "off" }, ["OPENAI_MT_MODEL", "OPENAI_MT_BASE_URL"]],
       [{ OPENAI_MT_BASE_URL: "http://llm:8000" }, ["OPENAI_MT_BASE_URL", "OPENAI_MT_MODEL"]],
+      [{ DEEPL_BASE_URL: "http://deepl-proxy:8080" }, ["DEEPL_BASE_URL", "DEEPL_API_KEY"]],
     ];
     for (const [env, names] of cases) {
       let error: unknown;

@@ -135,6 +135,16 @@ function serviceUrl(own: string | undefined, shared: string | undefined): string
   return own ?? shared;
 }
 
+/** DeepL's two APIs: free keys (ending in `:fx`) are served by api-free only. */
+export const DEEPL_FREE_BASE_URL = "https://api-free.deepl.com";
+export const DEEPL_PRO_BASE_URL = "https://api.deepl.com";
+
+/** DeepL when a key is set and DEEPL_BASE_URL is not off; the address by the key unless DEEPL_BASE_URL names one. */
+function deeplSettings(apiKey: string | undefined, baseUrl: string | undefined): { apiKey: string; baseUrl: string } | undefined {
+  if (!apiKey || baseUrl?.toLowerCase() === "off") return undefined;
+  return { apiKey, baseUrl: baseUrl ?? (apiKey.endsWith(":fx") ? DEEPL_FREE_BASE_URL : DEEPL_PRO_BASE_URL) };
+}
+
 export const EnvSchema = z
   .object({
     NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
@@ -230,6 +240,10 @@ export const EnvSchema = z
     /** A LibreTranslate server (`POST /translate`, `GET /languages`), or off. */
     LIBRETRANSLATE_URL: serviceUrlOrOff,
     LIBRETRANSLATE_API_KEY: optionalString,
+    /** A DeepL API key: turns DeepL translation on (free keys end in `:fx`). */
+    DEEPL_API_KEY: optionalString,
+    /** The DeepL API root (default by the key), or off. */
+    DEEPL_BASE_URL: serviceUrlOrOff,
     /** A whisper.cpp server (`whisper-server`, `POST /inference`), or off. */
     WHISPER_CPP_URL: serviceUrlOrOff,
     /** Engine names tried first, in this order, for speech, recognition and translation (the others follow in their usual order). */
@@ -411,6 +425,7 @@ export const EnvSchema = z
       openaiStt: sttUrl ? { baseUrl: sttUrl, apiKey: env.OPENAI_API_KEY, model: env.OPENAI_STT_MODEL } : undefined,
       openaiMt: mtUrl && env.OPENAI_MT_MODEL ? { baseUrl: mtUrl, apiKey: env.OPENAI_API_KEY, model: env.OPENAI_MT_MODEL } : undefined,
       libreTranslate: serviceUrl(env.LIBRETRANSLATE_URL, undefined) ? { baseUrl: env.LIBRETRANSLATE_URL as string, apiKey: env.LIBRETRANSLATE_API_KEY } : undefined,
+      deepl: deeplSettings(env.DEEPL_API_KEY, env.DEEPL_BASE_URL),
       whisperCpp: serviceUrl(env.WHISPER_CPP_URL, undefined) ? { baseUrl: env.WHISPER_CPP_URL as string } : undefined,
       /** Engine ids tried first per kind of work, in order. */
       engineOrder: { tts: env.ENGINE_ORDER_TTS, stt: env.ENGINE_ORDER_STT, mt: env.ENGINE_ORDER_MT },
@@ -533,6 +548,8 @@ interface CrossFieldInput {
   ELEVENLABS_API_KEY?: string | undefined;
   API_LICENSE_URL?: string | undefined;
   API_LICENSE_IDENTIFIER?: string | undefined;
+  DEEPL_API_KEY?: string | undefined;
+  DEEPL_BASE_URL?: string | undefined;
 }
 
 /**
@@ -562,6 +579,9 @@ function crossFieldProblems(env: CrossFieldInput): Array<{ variables: string[]; 
     if (value && !env.JWT_SECRET && !env.JWKS_URL) {
       problems.push({ variables: [name, "JWT_SECRET", "JWKS_URL"], message: `${name} checks JWTs, which are accepted only with JWT_SECRET or JWKS_URL` });
     }
+  }
+  if (env.DEEPL_BASE_URL && env.DEEPL_BASE_URL.toLowerCase() !== "off" && !env.DEEPL_API_KEY) {
+    problems.push({ variables: ["DEEPL_BASE_URL", "DEEPL_API_KEY"], message: "DEEPL_BASE_URL is used only with DEEPL_API_KEY (DeepL needs a key)" });
   }
   if (env.CLONE_ENGINE === "elevenlabs" && !env.ELEVENLABS_API_KEY) {
     problems.push({ variables: ["CLONE_ENGINE", "ELEVENLABS_API_KEY"], message: "CLONE_ENGINE=elevenlabs makes voices at ElevenLabs and needs ELEVENLABS_API_KEY" });
@@ -628,6 +648,7 @@ export function redactConfig(config: Config): Record<string, unknown> {
     openaiStt: config.openaiStt ? { ...config.openaiStt, apiKey: config.openaiStt.apiKey ? "[redacted]" : undefined } : undefined,
     openaiMt: config.openaiMt ? { ...config.openaiMt, apiKey: config.openaiMt.apiKey ? "[redacted]" : undefined } : undefined,
     libreTranslate: config.libreTranslate ? { ...config.libreTranslate, apiKey: config.libreTranslate.apiKey ? "[redacted]" : undefined } : undefined,
+    deepl: config.deepl ? { ...config.deepl, apiKey: "[redacted]" } : undefined,
     openaiTts: config.openaiTts ? { ...config.openaiTts, apiKey: config.openaiTts.apiKey ? "[redacted]" : undefined } : undefined,
     clone: {
       ...config.clone,

@@ -472,7 +472,7 @@ export const CapabilitiesResponseSchema = z
             }),
             quality: z.enum(TRANSLATION_QUALITIES).openapi({ description: "How the pair is translated: rule-based (Apertium), a neural MT model, or a general language model." }),
             engines: z.array(z.string()).openapi({
-              description: "Translation engine names (such as libretranslate, openai, apertium), in the order they are tried; the setting ENGINE_ORDER_MT changes the order.",
+              description: "Translation engine names (such as deepl, libretranslate, openai, apertium), in the order they are tried; the setting ENGINE_ORDER_MT changes the order.",
             }),
           }),
         ),

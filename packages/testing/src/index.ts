@@ -7,5 +7,6 @@ export * from "./browser.ts";
 export * from "./openapi.ts";
 export * from "./clone-services.ts";
 export * from "./libretranslate.ts";
+export * from "./deepl.ts";
 export * from "./whisper-cpp.ts";
 export { type EngineFault, type EngineStandIn, type EngineStandInRequest } from "./stand-in-server.ts";

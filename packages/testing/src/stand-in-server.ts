@@ -19,7 +19,11 @@ export interface EngineFault {
 export interface EngineStandInRequest {
   method: string;
   path: string;
+  /** The query string's parameters. */
+  query: URLSearchParams;
   headers: IncomingMessage["headers"];
+  /** Size of the body as received, in bytes (0 for a form, which is streamed). */
+  bodyBytes: number;
   /** A JSON body, parsed. */
   json?: unknown;
   /** Text fields of a multipart or urlencoded form. */
@@ -45,7 +49,7 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
 async function readRequest(req: IncomingMessage): Promise<EngineStandInRequest> {
   const url = new URL(req.url ?? "/", "http://stand-in");
   const type = String(req.headers["content-type"] ?? "");
-  const record: EngineStandInRequest = { method: req.method ?? "GET", path: url.pathname, headers: req.headers, fields: {}, files: [] };
+  const record: EngineStandInRequest = { method: req.method ?? "GET", path: url.pathname, query: url.searchParams, headers: req.headers, bodyBytes: 0, fields: {}, files: [] };
   if (req.method === "GET" || req.method === "HEAD") return record;
   if (type.startsWith("multipart/form-data") || type.startsWith("application/x-www-form-urlencoded")) {
     const request = new Request(url, { method: "POST", headers: { "content-type": type }, body: Readable.toWeb(req) as ReadableStream, duplex: "half" } as RequestInit);
@@ -58,7 +62,9 @@ async function readRequest(req: IncomingMessage): Promise<EngineStandInRequest> 
   }
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
-  const text = Buffer.concat(chunks).toString("utf8");
+  const bytes = Buffer.concat(chunks);
+  record.bodyBytes = bytes.byteLength;
+  const text = bytes.toString("utf8");
   try {
     record.json = text === "" ? undefined : (JSON.parse(text) as unknown);
   } catch {

@@ -8,6 +8,7 @@ import { createCatalogBus, type Bus, type BusSubscription } from "@voiceloc/bus"
 import { BUS_CATALOG, LANGUAGES, capabilitiesFor, capabilityRequestName, type Capabilities, type CapabilityKind, type Language } from "@voiceloc/contracts";
 import {
   createApertiumEngine,
+  createDeepLEngine,
   createLibreTranslateEngine,
   createWhisperCppTranscriber,
   createMtRegistry,
@@ -47,6 +48,14 @@ export async function createEngineStack(config: Config, logger: Logger, extras: 
   const { apertium, pocketsphinx, ...speechExtras } = extras;
   const speech = await createSpeechStack({ logger, ffmpegPath: config.ffmpegPath, openai: config.openaiTts, clone: config.clone, ...speechExtras });
   const mtEngines: MtEngine[] = [];
+  // DeepL before LibreTranslate: both are neural and ties go to the engine listed first (ENGINE_ORDER_MT changes it).
+  if (config.deepl) {
+    try {
+      mtEngines.push(await createDeepLEngine({ apiKey: config.deepl.apiKey, baseUrl: config.deepl.baseUrl, logger }));
+    } catch (error) {
+      logger.warn({ err: error }, "DeepL is not available; its translations are off");
+    }
+  }
   if (config.libreTranslate) {
     try {
       mtEngines.push(await createLibreTranslateEngine({ baseUrl: config.libreTranslate.baseUrl, apiKey: config.libreTranslate.apiKey, logger }));

@@ -28,3 +28,4 @@ export {
 export { createMtRegistry, mtPairRank, type MtCapabilityTable, type MtRegistry, type MtRegistryOptions, type MtRegistryPair, type MtSelfTestReport, type ResolvedTranslator } from "./registry.ts";
 export { translateSegments, type SegmentTranslator, type TranslateSegmentsRequest } from "./segments.ts";
 export { createLibreTranslateEngine, type LibreTranslateOptions } from "./libretranslate.ts";
+export { createDeepLEngine, deeplBaseUrl, DEEPL_FREE_BASE_URL, DEEPL_MAX_REQUEST_BYTES, DEEPL_MAX_TEXTS, DEEPL_PRO_BASE_URL, DEEPL_TARGET_VARIANTS, type DeepLOptions } from "./deepl.ts";

@@ -1071,7 +1071,7 @@ export interface components {
                      * @enum {string}
                      */
                     quality: "rule-based" | "neural" | "llm";
-                    /** @description Translation engine names (such as libretranslate, openai, apertium), in the order they are tried; the setting ENGINE_ORDER_MT changes the order. */
+                    /** @description Translation engine names (such as deepl, libretranslate, openai, apertium), in the order they are tried; the setting ENGINE_ORDER_MT changes the order. */
                     engines: string[];
                 }[];
             };
