@@ -10,3 +10,5 @@ export * from "./libretranslate.ts";
 export * from "./deepl.ts";
 export * from "./whisper-cpp.ts";
 export { type EngineFault, type EngineStandIn, type EngineStandInRequest } from "./stand-in-server.ts";
+export * from "./openai-dubbing.ts";
+export * from "./dialogue.ts";

@@ -49,7 +49,19 @@ import { z } from "zod";
 import { inspectOriginal, originalAudioMode, writeVoiceStreamOutput } from "./output.ts";
 import { lineFeatures, detectSpeech, refineStarts } from "./features.ts";
 import { assignVoices, clusterSpeakers, speakerPitches } from "./speakers.ts";
-import { DEFAULT_FADE_SECONDS, fitClip, lengthBudget, mergeSegments, summarizeTiming, type ClipSlot, type MergeOptions, type TimingOptions } from "./timing.ts";
+import {
+  DEFAULT_FADE_SECONDS,
+  FALLBACK_SPEAKING_RATE,
+  fitClip,
+  measuredRate,
+  mergeSegments,
+  slotBudget,
+  summarizeTiming,
+  type ClipSlot,
+  type MergeOptions,
+  type SpeakingRate,
+  type TimingOptions,
+} from "./timing.ts";
 
 /** Where inputs may come from (passed to fetchToFile). */
 export type VoiceStreamFetchSettings = Pick<FetchOptions, "mediaRoot" | "mediaRootScope" | "allowPrivateHosts" | "maxBytes" | "timeoutMs" | "s3" | "gs" | "ca">;
@@ -122,8 +134,10 @@ const speakerSample = (speaker: number) => `clone-sample-speaker-${speaker}.wav`
 /** Line-by-line translation with a length budget per line (a language model translates). */
 const FITTED_TRANSLATION = "translation-fitted.json";
 const FittedTranslationSchema = z.object({ version: z.literal(1), source: z.string(), target: z.string(), texts: z.array(z.string()) });
-/** Characters of text a synthetic voice speaks per second, unhurried: the length budget's rate. */
-const SPEECH_CHARS_PER_SECOND = 14;
+/** Longest text a voice reads to measure its speaking rate (the recording's own first lines). */
+const RATE_PROBE_CHARS = 240;
+/** Voices whose speaking rate a process keeps (the oldest is forgotten first). */
+const RATE_CACHE_SIZE = 64;
 /** Most voices of the target language measured when choosing a voice per speaker. */
 const VOICE_CANDIDATES = 8;
 /** Longest stretch of the input used as the sample of its own clone (CLONE_SAMPLE_SECONDS.max). */
@@ -396,6 +410,59 @@ export function createVoiceStreamHandler(deps: VoiceStreamPipelineDeps): TaskHan
     return known;
   }
 
+  /**
+   * How fast `voice` speaks the target language, measured once per process (per voice, target and
+   * source language): it reads the recording's first recognised lines (up to RATE_PROBE_CHARS), and
+   * the characters per second from its first to its last sound are its rate. A voice that cannot be
+   * measured gets FALLBACK_SPEAKING_RATE (not kept, so the next task measures again).
+   */
+  const speakingRates = new Map<string, Promise<SpeakingRate | undefined>>();
+  async function speakingRate(voice: Voice, transcript: SavedTranscript, task: VoiceStreamWork, ctx: TaskContext): Promise<SpeakingRate> {
+    const id = `${voice.voice}\u0000${task.target_language}\u0000${task.source_language}`;
+    let known = speakingRates.get(id);
+    if (known === undefined) {
+      let probe = "";
+      for (const segment of transcript.segments) {
+        if (probe.length >= RATE_PROBE_CHARS) break;
+        probe = `${probe} ${sentence(segment.text)}`.trim();
+      }
+      probe = probe.slice(0, RATE_PROBE_CHARS).trim();
+      known = (async () => {
+        const dir = join(ctx.workDir, "voices");
+        await mkdir(dir, { recursive: true });
+        const out = join(dir, "speaking-rate.wav");
+        try {
+          const result = await synthesizeToFile(
+            { registry: tts, media, logger: ctx.logger, clones: deps.clones },
+            { text: probe, language: task.target_language, voice: voice.clone ? undefined : voice.voice, clone: voice.clone, format: "wav", outPath: out, signal: ctx.signal },
+          );
+          const audio = await readPcm16Wav(out);
+          const regions = audio === undefined ? [] : detectSpeech(audio.samples, audio.sampleRate);
+          const first = regions[0];
+          const last = regions.at(-1);
+          return measuredRate(probe.length, result.durationSeconds, first && last ? { start: first.start, end: last.end } : undefined);
+        } catch (error) {
+          if (ctx.signal.aborted) throw error;
+          ctx.logger.warn({ voice: voice.voice, err: error }, "the voice's speaking rate could not be measured");
+          return undefined;
+        } finally {
+          await rm(out, { force: true });
+        }
+      })();
+      speakingRates.set(id, known);
+      while (speakingRates.size > RATE_CACHE_SIZE) speakingRates.delete(speakingRates.keys().next().value ?? id);
+      void known.then(
+        (rate) => {
+          if (rate === undefined) speakingRates.delete(id);
+        },
+        () => speakingRates.delete(id),
+      );
+    }
+    const rate = await known;
+    ctx.logger.info({ voice: voice.voice, rate: rate ?? null, fallback: rate === undefined ? FALLBACK_SPEAKING_RATE : undefined }, "speaking rate of the voice");
+    return rate ?? FALLBACK_SPEAKING_RATE;
+  }
+
   /** A preset voice per speaker (distinct, nearest each speaker's pitch), or the one preset voice for all. */
   async function presetVoices(transcript: SavedTranscript, texts: readonly string[], preset: string, task: VoiceStreamWork, ctx: TaskContext): Promise<string[]> {
     const pitches = transcript.speakerPitches;
@@ -419,10 +486,10 @@ export function createVoiceStreamHandler(deps: VoiceStreamPipelineDeps): TaskHan
 
   /**
    * Line by line with a length budget (a language model translates): each line is asked for a rendering
-   * that fits its slot (to the next line's start) at SPEECH_CHARS_PER_SECOND, before any speed-up.
-   * Checkpointed as `translation-fitted.json`.
+   * that fits its slot (to the next line's start) at the speaking rate of the voice that will speak it
+   * (`speakingRate`), before any speed-up. Checkpointed as `translation-fitted.json`.
    */
-  async function translateFitted(transcript: SavedTranscript, task: VoiceStreamWork, ctx: TaskContext): Promise<string[]> {
+  async function translateFitted(transcript: SavedTranscript, voice: Voice, task: VoiceStreamWork, ctx: TaskContext): Promise<string[]> {
     const source = task.source_language;
     const target = task.target_language;
     const saved = await ctx.checkpoints.readJson(FITTED_TRANSLATION, FittedTranslationSchema);
@@ -430,12 +497,13 @@ export function createVoiceStreamHandler(deps: VoiceStreamPipelineDeps): TaskHan
       ctx.logger.info("translation restored from its checkpoint");
       return saved.texts;
     }
+    const rate = await speakingRate(voice, transcript, task, ctx);
     const texts: string[] = [];
     const segments = transcript.segments;
     for (const [index, segment] of segments.entries()) {
       const slot = (segments[index + 1]?.start ?? transcript.durationSeconds) - segment.start;
       try {
-        texts.push(await mt.translate({ text: segment.text, source, target, maxChars: lengthBudget(slot, SPEECH_CHARS_PER_SECOND), signal: ctx.signal }));
+        texts.push(await mt.translate({ text: segment.text, source, target, maxChars: slotBudget(slot, rate), signal: ctx.signal }));
       } catch (error) {
         throw taskFailure(error);
       }
@@ -445,14 +513,17 @@ export function createVoiceStreamHandler(deps: VoiceStreamPipelineDeps): TaskHan
     return texts;
   }
 
-  /** The segments' texts in the target language (restored from the translation checkpoint, or translated and checkpointed). */
-  async function translate(transcript: SavedTranscript, task: VoiceStreamWork, ctx: TaskContext): Promise<string[]> {
+  /**
+   * The segments' texts in the target language (restored from the translation checkpoint, or translated
+   * and checkpointed). `voice`: the voice whose speaking rate sets a language model's length budgets.
+   */
+  async function translate(transcript: SavedTranscript, voice: Voice, task: VoiceStreamWork, ctx: TaskContext): Promise<string[]> {
     const source = task.source_language;
     const target = task.target_language;
     const texts = transcript.segments.map((s) => s.text);
     if (source === target) return texts;
     const pair = mt.capabilities().pairs.find((p) => p.source === source && p.target === target);
-    if (pair?.quality === "llm") return translateFitted(transcript, task, ctx);
+    if (pair?.quality === "llm") return translateFitted(transcript, voice, task, ctx);
     return translateWithCheckpoint(
       mt,
       {
@@ -598,9 +669,12 @@ export function createVoiceStreamHandler(deps: VoiceStreamPipelineDeps): TaskHan
       }
       ctx.progress(P.recognised, "translating");
 
-      const texts = await translate(transcript, task, ctx);
-      ctx.progress(P.translated, "speaking");
       clone ??= own;
+      // The budget's voice: the clone, the first speaker's own clone, or the preset voice (each speaker's
+      // preset is chosen after translation, by pitch; they speak at much the same rate).
+      const first = clone ?? ownBySpeaker[0];
+      const texts = await translate(transcript, first ? { voice: cloneVoiceName(first), clone: first } : { voice: preset }, task, ctx);
+      ctx.progress(P.translated, "speaking");
       const voices: Voice[] = clone
         ? [{ voice: cloneVoiceName(clone), clone }]
         : ownBySpeaker.length > 0

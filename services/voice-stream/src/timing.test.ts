@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { fitClip, lengthBudget, mergeSegments, summarizeTiming } from "./timing.ts";
+import { fitClip, lengthBudget, measuredRate, mergeSegments, slotBudget, summarizeTiming } from "./timing.ts";
 
 describe("fitClip", () => {
   it("keeps a line that fits at its original start, unchanged", () => {
@@ -60,5 +60,23 @@ describe("mergeSegments", () => {
     const pieces = Array.from({ length: 6 }, (_, i) => ({ start: i * 5, end: i * 5 + 5, text: `p${i}` }));
     const merged = mergeSegments(pieces, { maxSeconds: 12 });
     expect(merged.map((s) => s.text)).toEqual(["p0 p1", "p2 p3", "p4 p5"]);
+  });
+});
+
+describe("a voice's measured speaking rate and a slot's budget", () => {
+  it("counts characters per second of sound, and the silence around it as a fixed cost", () => {
+    expect(measuredRate(120, 8.4, { start: 0.1, end: 8.1 })).toEqual({ charsPerSecond: 15, overheadSeconds: expect.closeTo(0.4, 6) as number });
+  });
+
+  it("measures nothing from too little speech", () => {
+    expect(measuredRate(120, 1, undefined)).toBeUndefined();
+    expect(measuredRate(120, 1, { start: 0.2, end: 0.5 })).toBeUndefined();
+    expect(measuredRate(5, 3, { start: 0, end: 2 })).toBeUndefined();
+  });
+
+  it("a slot's budget: its length less the fixed silence, at 0.9 of the voice's rate", () => {
+    expect(slotBudget(3.4, { charsPerSecond: 15, overheadSeconds: 0.4 })).toBe(40);
+    expect(slotBudget(3.4, { charsPerSecond: 20, overheadSeconds: 0.4 })).toBe(54);
+    expect(slotBudget(0.3, { charsPerSecond: 15, overheadSeconds: 0.4 })).toBe(8);
   });
 });

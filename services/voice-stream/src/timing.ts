@@ -75,6 +75,45 @@ export function lengthBudget(slotSeconds: number, charsPerSecond: number): numbe
   return Math.max(8, Math.floor(Math.max(0, slotSeconds) * charsPerSecond));
 }
 
+/**
+ * How fast a voice speaks, measured on speech it synthesized: characters per second of speech (from the
+ * first to the last sound), and the silence the engine puts around every clip (`overheadSeconds`),
+ * which a line's clip carries whatever its length.
+ */
+export interface SpeakingRate {
+  charsPerSecond: number;
+  overheadSeconds: number;
+}
+
+/** The rate assumed when a voice's own cannot be measured (a typical synthetic voice, unhurried). */
+export const FALLBACK_SPEAKING_RATE: SpeakingRate = { charsPerSecond: 14, overheadSeconds: 0 };
+
+/**
+ * Share of the measured rate a budget asks for: a voice's rate varies from text to text (short words,
+ * punctuation pauses), so the budget aims a little under the slot rather than at its edge.
+ */
+export const BUDGET_MARGIN = 0.9;
+
+/**
+ * The rate of a voice from one synthesized clip: `chars` characters spoken in `clipSeconds`, of which
+ * `speech` (seconds from the clip's start) is sound. Undefined when the clip holds too little speech
+ * to measure (under half a second, or fewer than 10 characters).
+ */
+export function measuredRate(chars: number, clipSeconds: number, speech: { start: number; end: number } | undefined): SpeakingRate | undefined {
+  if (speech === undefined || chars < 10) return undefined;
+  const spoken = speech.end - speech.start;
+  if (!(spoken >= 0.5) || !(clipSeconds >= spoken)) return undefined;
+  return { charsPerSecond: chars / spoken, overheadSeconds: Math.max(0, clipSeconds - spoken) };
+}
+
+/**
+ * The length budget of a line whose slot lasts `slotSeconds`, for a voice speaking at `rate`: the slot
+ * less the voice's fixed silence, at BUDGET_MARGIN of its rate.
+ */
+export function slotBudget(slotSeconds: number, rate: SpeakingRate): number {
+  return lengthBudget(slotSeconds - rate.overheadSeconds, rate.charsPerSecond * BUDGET_MARGIN);
+}
+
 export interface TimedText {
   start: number;
   end: number;

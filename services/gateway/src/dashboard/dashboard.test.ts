@@ -497,6 +497,30 @@ describe("work pages", () => {
     expect((await client.get(`/dashboard/voice-streams/${sandboxId}?space=live`)).status).toBe(404);
   });
 
+  it("a finished voice stream made from a video plays in a video player, one made from audio in an audio player", async () => {
+    const client = new DashboardClient(t);
+    await client.signIn("ivy@example.com", PASSWORD);
+    const live = shownKey(await (await client.submit("/dashboard/keys", "/dashboard/keys", { label: "players", mode: "live" })).text()) as string;
+    const players: Record<string, string> = {};
+    for (const [name, ext] of [["clip.mp4", "mp4"], ["clip.mkv", "mkv"], ["talk.wav", "mp3"]] as const) {
+      const body = { file: name, source_language: "English", target_language: "French" };
+      const { id } = (await (await t.request("POST", "/v1/voices/streams", { key: live, body })).json()) as { id: string };
+      const done = await t.gateway.deps.records["voice-stream"].applyEvent(id, 9, { task_status: "completed", task_progress: 100, result_key: `results/voice-stream/${id}.${ext}` }, 100);
+      expect(done).toBe(true);
+      const page = await (await client.get(`/dashboard/voice-streams/${id}?space=live`)).text();
+      players[ext] = page;
+    }
+    for (const ext of ["mp4", "mkv"]) {
+      const page = players[ext] ?? "";
+      expect(page).toMatch(new RegExp(`<video controls preload="metadata" src="[^"]+\\.${ext}[^"]*" class="player"></video>`));
+      expect(page).toContain("Download the video");
+      expect(page).not.toContain("<audio");
+    }
+    expect(players.mp3).toMatch(/<audio controls preload="metadata" src="[^"]+\.mp3[^"]*" class="player"><\/audio>/);
+    expect(players.mp3).toContain("Download the audio");
+    expect(players.mp3).not.toContain("<video");
+  });
+
   it("streams progress only to the session of the record's account", async () => {
     const owner = new DashboardClient(t);
     await owner.signIn("ivy@example.com", PASSWORD);

@@ -138,7 +138,7 @@ ${next ? html`<p><a href="${next}" rel="next">Next page</a></p>` : ""}`;
 ${doc.task_status === "failed" ? html`<h2>Why it failed</h2>${notice("error", doc.task_error ?? "The task failed.")}` : ""}
 ${
   result
-    ? page.player === "video"
+    ? playsAsVideo(page.player, doc.result_key)
       ? html`<h2>Result</h2><video controls preload="metadata" src="${result}" class="player"></video><p><a href="${result}">Download the video</a></p>`
       : html`<h2>Result</h2><audio controls preload="metadata" src="${result}" class="player"></audio><p><a href="${result}">Download the audio</a></p>`
     : ""
@@ -200,6 +200,14 @@ ${subtitleText !== null ? html`<h2>Subtitles</h2><pre class="subtitles" tabindex
       throw error;
     }
   });
+}
+
+/** Result files that are videos: a subtitle job's, and a voice stream's made from a video (the same kind of container as its input). */
+const VIDEO_RESULT = /\.(?:mp4|mkv|webm|mov|m4v)$/i;
+
+/** Whether a record's result is shown in a video player: its kind's player, or a video file (a dubbed video). */
+function playsAsVideo(player: "audio" | "video", resultKey: string | null | undefined): boolean {
+  return player === "video" || (resultKey !== null && resultKey !== undefined && VIDEO_RESULT.test(resultKey));
 }
 
 function plainItems(error: ValueError422): string {
