@@ -9,3 +9,4 @@ export * from "./clone-services.ts";
 export * from "./libretranslate.ts";
 export * from "./whisper-cpp.ts";
 export { type EngineFault, type EngineStandIn, type EngineStandInRequest } from "./stand-in-server.ts";
+export * from "./epub.ts";
