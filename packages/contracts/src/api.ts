@@ -170,7 +170,7 @@ export const UpdateAudioBookSchema = z
       .optional()
       .openapi({
         description:
-          "Public http(s) URI of the cover image; null removes the cover. This changes the record's field; the cover embedded in the book file is the one given when the book was created (`audio_book_cover` of the create body).",
+          "Public http(s) URI of a JPEG or PNG cover image; null removes the cover. A completed book's file is written again with it at once (no new speech; a cover that cannot be fetched or used is a 422 and nothing changes); a book still rendering embeds it when it completes (a cover that cannot be embedded then is a `warnings` entry).",
       }),
   })
   .openapi("UpdateAudioBook");

@@ -32,6 +32,7 @@ import {
   type VoiceStreamWork,
 } from "./bus.ts";
 import { WebhookDeliveryWorkSchema, type WebhookDeliveryWork } from "./webhooks.ts";
+import { AUDIOBOOK_COVER_ERROR_CODES, AUDIOBOOK_COVER_SUBJECT, AudioBookCoverReplySchema, AudioBookCoverRequestSchema } from "./audiobook-cover.ts";
 
 const NO_REFUSALS = [] as const;
 
@@ -107,6 +108,18 @@ export const BUS_CATALOG = {
       reply: CloneDeleteReplySchema,
       errors: CLONE_ERROR_CODES,
       timeoutMs: 60_000,
+    },
+    /**
+     * A finished audio book re-wrapped with a new cover (or none): served by the audio book service,
+     * which fetches and checks the cover as the account; no speech is made again (audiobook-cover.ts).
+     */
+    "audiobook.cover": {
+      subject: AUDIOBOOK_COVER_SUBJECT,
+      queue: "audiobook-cover",
+      request: AudioBookCoverRequestSchema,
+      reply: AudioBookCoverReplySchema,
+      errors: AUDIOBOOK_COVER_ERROR_CODES,
+      timeoutMs: 120_000,
     },
     /**
      * The capability table of one kind of work, answered by every process that runs it (one queue group

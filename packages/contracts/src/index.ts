@@ -6,3 +6,4 @@ export * from "./pydantic/index.ts";
 export * from "./catalog.ts";
 export * from "./owner.ts";
 export * from "./webhooks.ts";
+export * from "./audiobook-cover.ts";

@@ -12,3 +12,4 @@ export * from "./whisper-cpp.ts";
 export { type EngineFault, type EngineStandIn, type EngineStandInRequest } from "./stand-in-server.ts";
 export * from "./openai-dubbing.ts";
 export * from "./dialogue.ts";
+export * from "./epub.ts";

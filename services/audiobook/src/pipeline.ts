@@ -296,7 +296,7 @@ export function createAudioBookHandler(options: AudioBookPipelineOptions): TaskH
       });
       return fetched.path;
     } catch (error) {
-      throw taskFailure(error, { scope: "input", ...(name === "input" ? {} : { context: "The voice sample cannot be fetched" }) });
+      throw taskFailure(error, { scope: "input", ...(name === "input" ? {} : { context: name === "cover" ? "The cover cannot be fetched" : "The voice sample cannot be fetched" }) });
     }
   }
 

@@ -15,6 +15,7 @@ import type { CapabilitySource } from "./speech/capability-source.ts";
 import type { UploadRepository } from "./uploads/repository.ts";
 import type { CloneRepository } from "./clones/repository.ts";
 import type { CloneMaker } from "./clones/maker.ts";
+import type { BookCovers } from "./records/book-covers.ts";
 import type { DashboardDeps } from "./dashboard/kit.ts";
 import type { WebhookRepository } from "./webhooks/repository.ts";
 import type { SecretBox } from "./webhooks/secrets.ts";
@@ -44,6 +45,8 @@ export interface GatewayDeps {
   voiceCatalog?: VoiceCatalog | undefined;
   /** Cloned voices (`/v1/voices/clones`, `clone:<id>` wherever a voice is named); without it every `clone:` voice is unknown. */
   clones?: CloneDeps | undefined;
+  /** Finished audio books re-wrapped with a changed cover (the audio book service over the bus); none: such a PATCH is a 503. */
+  bookCovers?: BookCovers | undefined;
   /** The engines' capability table (from the workers), for GET /v1/capabilities and 422s at creation. */
   capabilities?: CapabilitySource | undefined;
   /** Blob store and secret for signed downloads (`/v1/files/…`). */

@@ -24,6 +24,7 @@ import { urlSigner } from "./records/signer.ts";
 import { busSynthesis } from "./speech/synthesizer.ts";
 import { CloneRepository } from "./clones/repository.ts";
 import { busCloneMaker } from "./clones/maker.ts";
+import { busBookCovers, coverOnCompletion } from "./records/book-covers.ts";
 import { TaskMesh, type TaskMeshOptions } from "./mesh/tasks.ts";
 import { DispatchSlots } from "./mesh/slots.ts";
 import { StreamPlaces } from "./mesh/places.ts";
@@ -191,6 +192,9 @@ export async function createGateway(options: GatewayOptions): Promise<GatewaySer
         })
       : undefined;
   if (mesh && delivery) mesh.onChange(delivery.onChange);
+  // A cover changed while a book rendered: the gateway projecting its completion has the file re-wrapped.
+  const bookCovers = options.bus ? busBookCovers(options.bus) : undefined;
+  if (mesh && bookCovers) mesh.onChange(coverOnCompletion({ repo: records.audiobook, covers: bookCovers, logger: logger.child({ component: "book-covers" }) }));
   // Uploads live in the blob store the workers read (the one given; a gateway alone keeps them in DATA_DIR).
   const uploadBlobs = options.blobs ?? createFsBlobStore({ root: blobRootFor(config.dataDir) });
   const uploadRepo = await UploadRepository.open(store);
@@ -208,6 +212,7 @@ export async function createGateway(options: GatewayOptions): Promise<GatewaySer
     synthesizer: synthesis,
     voiceCatalog: synthesis,
     clones: { repo: await CloneRepository.open(store), maker: options.bus ? busCloneMaker(options.bus) : undefined },
+    bookCovers,
     capabilities: options.bus ? busCapabilities(options.bus, logger, options.capabilityTtlMs) : undefined,
     files: options.blobs ? { blobs: options.blobs, secret } : undefined,
     readinessChecks: options.readinessChecks,

@@ -49,6 +49,10 @@ export interface paths {
         /**
          * Update Audio Book
          * @description Changes the title and/or cover. Both fields are optional; omitted fields keep their value; `{}` changes nothing.
+         *
+         *     A cover given for a **completed** book is embedded in its file now, while the request waits: the cover is fetched (SSRF-guarded, at most 10 MB, JPEG or PNG sniffed from its bytes, at most 4096×4096 pixels) and the file written again with the new picture (`null` removes it), its audio, chapters and tags copied unchanged (no speech is made again); the next read's `localized_file` carries it and cover warnings are cleared. A cover that cannot be fetched or is not a usable picture is a **422** at `body.audio_book_cover` in plain words, and nothing changes: the record keeps its cover and the book its file. When the file cannot be written (no audio book service running, or it failed) the answer is a **503** with `Retry-After` or a **502**, and nothing changes either.
+         *
+         *     A book still **queued or processing** takes the new cover when it completes (answered at once, with the new `audio_book_cover`); a cover that cannot be embedded then leaves the file as it was finished and says so in `warnings`. A **failed** book only changes its record.
          */
         patch: operations["update_audio_book"];
         trace?: never;
@@ -918,7 +922,7 @@ export interface components {
             name?: string;
             /**
              * Format: uri
-             * @description Public http(s) URI of the cover image; null removes the cover. This changes the record's field; the cover embedded in the book file is the one given when the book was created (`audio_book_cover` of the create body).
+             * @description Public http(s) URI of a JPEG or PNG cover image; null removes the cover. A completed book's file is written again with it at once (no new speech; a cover that cannot be fetched or used is a 422 and nothing changes); a book still rendering embeds it when it completes (a cover that cannot be embedded then is a `warnings` entry).
              */
             audio_book_cover?: string | null;
         };
@@ -1661,6 +1665,26 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The policy: at most `q` requests in any `w` seconds are always served (a token bucket of `q` refilled over `w` seconds). */
                     "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The finished book's file could not be written with the new cover (the audio book service failed); nothing changed. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No audio book service is running to write the finished book's file with the new cover, or it did not answer in time; nothing changed. Carries `Retry-After`. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {

@@ -17,6 +17,7 @@ export type HttpProblemCode =
   | "capabilities_failed"
   | "synthesis_failed"
   | "cloning_failed"
+  | "cover_failed"
   | "voices_failed"
   | "unavailable";
 

@@ -1,18 +1,20 @@
 import { createRoute } from "@hono/zod-openapi";
 import {
   AudioBookSchema,
+  ErrorSchema,
   CreateAudioBookSchema,
   UpdateAudioBookSchema,
   uuidParam,
 } from "@voiceloc/contracts";
 import type { GatewayDeps } from "../deps.ts";
-import type { GatewayApp } from "../http/context.ts";
+import { requestLog, type GatewayApp } from "../http/context.ts";
 import { respond } from "../http/respond.ts";
-import { NotFoundError, ValueError422 } from "../http/errors.ts";
+import { NotFoundError, ServiceUnavailableError, ValueError422 } from "../http/errors.ts";
 import { resolveVoiceClone } from "../clones/resolve.ts";
 import { resolveLexicons } from "../lexicons/resolve.ts";
 import { SECURITY, bodyErrorResponses, errorResponses, notFoundResponse, taskCreationErrorResponses } from "../http/responses.ts";
 import { AUDIO_BOOKS, type AudioBookDoc } from "./kinds.ts";
+import { applyPendingCover, withoutCoverWarnings } from "./book-covers.ts";
 import { IdempotencyHeaders, checkCapabilities, checkFileReference, createTask } from "./shared.ts";
 
 const TAGS = [AUDIO_BOOKS.tag];
@@ -54,12 +56,27 @@ const createAudioBook = createRoute({
   },
 });
 
+/** The answers of a cover re-wrap the server could not do (nothing changed). */
+const coverErrorResponses = {
+  502: { description: "The finished book's file could not be written with the new cover (the audio book service failed); nothing changed.", content: json(ErrorSchema) },
+  503: {
+    description: "No audio book service is running to write the finished book's file with the new cover, or it did not answer in time; nothing changed. Carries `Retry-After`.",
+    headers: { "Retry-After": { description: "Seconds to wait before retrying.", schema: { type: "integer" as const } } },
+    content: json(ErrorSchema),
+  },
+} as const;
+
 const updateAudioBook = createRoute({
   method: "patch",
   path: "/v1/audio_books/{audio_book_id}",
   operationId: "update_audio_book",
   summary: "Update Audio Book",
-  description: "Changes the title and/or cover. Both fields are optional; omitted fields keep their value; `{}` changes nothing.",
+  description:
+    "Changes the title and/or cover. Both fields are optional; omitted fields keep their value; `{}` changes nothing.\n\n" +
+    "A cover given for a **completed** book is embedded in its file now, while the request waits: the cover is fetched (SSRF-guarded, at most 10 MB, JPEG or PNG sniffed from its bytes, at most 4096×4096 pixels) and the file written again with the new picture (`null` removes it), its audio, chapters and tags copied unchanged (no speech is made again); the next read's `localized_file` carries it and cover warnings are cleared. " +
+    "A cover that cannot be fetched or is not a usable picture is a **422** at `body.audio_book_cover` in plain words, and nothing changes: the record keeps its cover and the book its file. " +
+    "When the file cannot be written (no audio book service running, or it failed) the answer is a **503** with `Retry-After` or a **502**, and nothing changes either.\n\n" +
+    "A book still **queued or processing** takes the new cover when it completes (answered at once, with the new `audio_book_cover`); a cover that cannot be embedded then leaves the file as it was finished and says so in `warnings`. A **failed** book only changes its record.",
   tags: TAGS,
   security: SECURITY,
   request: {
@@ -79,6 +96,7 @@ const updateAudioBook = createRoute({
     ...errorResponses,
     ...notFoundResponse,
     ...bodyErrorResponses,
+    ...coverErrorResponses,
   },
 });
 
@@ -134,17 +152,39 @@ export function registerAudioBookUpdate(app: GatewayApp, deps: GatewayDeps): voi
     const { audio_book_id: id } = c.req.valid("param");
     const body = c.req.valid("json");
     const accountId = c.get("principal").accountId;
+    const requestId = c.get("requestId");
+    const repo = deps.records.audiobook;
     const set: Partial<AudioBookDoc> = {};
     if (body.name !== undefined) set.name = body.name;
-    if (body.audio_book_cover !== undefined) set.audio_book_cover = body.audio_book_cover;
     let doc: AudioBookDoc | null;
+    if (body.audio_book_cover !== undefined) {
+      const current = await repo.getOwned(accountId, id);
+      if (!current) throw new NotFoundError(AUDIO_BOOKS.notFound);
+      set.audio_book_cover = body.audio_book_cover;
+      if (current.task_status === "completed" && current.result_key !== null) {
+        // Embedded now, while the request waits; a refusal throws its answer and nothing changes.
+        const covers = deps.bookCovers;
+        if (covers === undefined) throw new ServiceUnavailableError("The cover was not changed: this gateway has no audio book service to write the book file again.", 30);
+        await covers.rewrap({ taskId: id, accountId, resultKey: current.result_key, cover: body.audio_book_cover, requestId });
+        set.warnings = withoutCoverWarnings(current.warnings);
+        set.cover_pending = false;
+      } else if (current.task_status === "queued" || current.task_status === "processing") {
+        set.cover_pending = true;
+      }
+    }
     if (Object.keys(set).length === 0) {
-      doc = await deps.records.audiobook.getOwned(accountId, id);
+      doc = await repo.getOwned(accountId, id);
     } else {
       set.date_updated = now().toISOString();
-      doc = await deps.records.audiobook.updateOwned(accountId, id, set);
+      doc = await repo.updateOwned(accountId, id, set);
     }
     if (!doc) throw new NotFoundError(AUDIO_BOOKS.notFound);
+    if (set.cover_pending === true && doc.task_status === "completed" && deps.bookCovers !== undefined) {
+      // The book completed while this request changed its cover: the gateway that projected the
+      // completion may have read the record before the mark; embedding it again here is harmless.
+      await applyPendingCover({ repo, covers: deps.bookCovers, logger: requestLog(c, deps.logger), now }, doc, requestId);
+      doc = (await repo.getOwned(accountId, id)) ?? doc;
+    }
     return respond(c, 200, AUDIO_BOOKS.present(doc, deps.signer));
   });
 }

@@ -32,6 +32,8 @@ export interface AudioBookDoc extends TaskDoc {
   warnings?: string[];
   /** The caller's pronunciation lexicons `lexicons` named, resolved at creation (the work message carries them). */
   lexicons?: LexiconWire[];
+  /** `audio_book_cover` changed while the book was rendering: the finished file is re-wrapped with it (records/book-covers.ts). */
+  cover_pending?: boolean;
 }
 
 export interface VoiceStreamDoc extends TaskDoc {

@@ -34,7 +34,7 @@ export async function checkCapabilities(deps: GatewayDeps, req: TaskRequirements
 /** The one 422 reason for an `upload:<id>` that is unknown, another account's or expired. */
 export const UPLOAD_NOT_AVAILABLE = "upload not available: no current upload of this account has this id (uploads expire at their expires_at)";
 
-const KIND_WORDS: Record<UploadKind, string> = { text: "UTF-8 text", audio: "audio", video: "video" };
+const KIND_WORDS: Record<UploadKind, string> = { text: "UTF-8 text (plain, Markdown, HTML) or an EPUB", audio: "audio", video: "video" };
 
 /**
  * 422 when a `file` / `voice_clone_sample` reference cannot be used by `ownerId`: an `upload:<id>` that is

@@ -23,7 +23,7 @@ export function unsupportedUpload(): HttpProblem {
   return new HttpProblem(
     415,
     "unsupported_media_type",
-    "Unsupported upload: the bytes are neither UTF-8 text (without NUL characters) nor a recognised audio or video format",
+    "Unsupported upload: the bytes are neither UTF-8 text (without NUL characters), an EPUB book, nor a recognised audio or video format",
   );
 }
 
@@ -38,6 +38,8 @@ export function emptyUpload(loc: Array<string | number>): ValueError422 {
  * whole body (a UTF-8 sequence cut at its end is then invalid).
  */
 export async function sniff(head: Buffer, complete: boolean): Promise<{ kind: UploadKind; contentType: string } | null> {
+  // An EPUB is a book's text (the audio book worker reads it, bounded, from the bytes): kind "text".
+  if (isEpub(head)) return { kind: "text", contentType: EPUB_TYPE };
   const detected = await fileTypeFromBuffer(head);
   if (detected) {
     const mime = detected.mime === "application/ogg" ? "audio/ogg" : detected.mime;
@@ -51,7 +53,38 @@ export async function sniff(head: Buffer, complete: boolean): Promise<{ kind: Up
   } catch {
     return null;
   }
-  return { kind: "text", contentType: "text/plain" };
+  return { kind: "text", contentType: looksLikeHtml(head) ? "text/html" : "text/plain" };
+}
+
+export const EPUB_TYPE = "application/epub+zip";
+const ZIP_LOCAL_HEADER = 0x04034b50;
+const MIMETYPE_NAME = "mimetype";
+
+/**
+ * An EPUB by its first bytes (OCF: the ZIP's first entry is `mimetype`, stored uncompressed, holding
+ * exactly `application/epub+zip`). Any other ZIP is not taken. Only the head is read; the worker
+ * unpacks the book under its own bounds.
+ */
+export function isEpub(head: Buffer): boolean {
+  if (head.length < 30 || head.readUInt32LE(0) !== ZIP_LOCAL_HEADER) return false;
+  const method = head.readUInt16LE(8);
+  const compressedSize = head.readUInt32LE(18);
+  const nameLength = head.readUInt16LE(26);
+  const extraLength = head.readUInt16LE(28);
+  if (method !== 0 || nameLength !== MIMETYPE_NAME.length) return false;
+  if (head.toString("latin1", 30, 30 + nameLength) !== MIMETYPE_NAME) return false;
+  const start = 30 + nameLength + extraLength;
+  // the size may be in a data descriptor (0 here); the content is then read up to the type's length
+  const length = compressedSize === 0 ? EPUB_TYPE.length : compressedSize;
+  if (length !== EPUB_TYPE.length || head.length < start + length) return false;
+  return head.toString("latin1", start, start + length) === EPUB_TYPE;
+}
+
+/** HTML or XHTML by its opening (after a BOM, blanks and comments): a doctype, `<html` or an XML declaration followed by `<html`. */
+function looksLikeHtml(head: Buffer): boolean {
+  const text = head.toString("utf8", 0, Math.min(head.length, 2048)).replace(/^\uFEFF/u, "");
+  const start = text.replace(/^(?:\s|<!--[\s\S]*?-->|<\?xml[^>]*\?>)*/u, "").toLowerCase();
+  return start.startsWith("<!doctype html") || start.startsWith("<html");
 }
 
 /**
@@ -95,7 +128,8 @@ export async function storeUpload(
 
   let bytes = 0;
   let refusal: Error | undefined;
-  const decoder = sniffed.kind === "text" ? new TextDecoder("utf-8", { fatal: true }) : undefined;
+  // text stays UTF-8 without NUL to its end; an EPUB is binary (its worker unpacks it under its own bounds)
+  const decoder = sniffed.kind === "text" && sniffed.contentType !== EPUB_TYPE ? new TextDecoder("utf-8", { fatal: true }) : undefined;
   const pass = (chunk: Buffer): Buffer => {
     bytes += chunk.length;
     if (bytes > maxBytes) throw (refusal = uploadTooLarge(maxBytes));

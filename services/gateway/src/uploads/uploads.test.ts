@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createFsBlobStore, uploadBlobKey, type BlobStore } from "@voiceloc/blobs";
 import { FILE_NOT_AVAILABLE } from "@voiceloc/fetch";
-import { tempDir } from "@voiceloc/testing";
+import { buildTestZip, makeTestEpub, tempDir } from "@voiceloc/testing";
 import { ALICE_KEY, BASE, BOB_KEY, startTestGateway, type TestGateway } from "../testing/harness.ts";
 import { UPLOAD_NOT_AVAILABLE } from "../records/shared.ts";
 import { sweepExpiredUploads } from "./sweep.ts";
@@ -121,11 +121,48 @@ describe("POST /v1/uploads", () => {
     expect(Buffer.concat(chunks).equals(wav())).toBe(true);
   });
 
+  it("takes an EPUB (sniffed: a ZIP whose first entry is a stored mimetype of application/epub+zip) as a book's text; Markdown and HTML as text", async () => {
+    const epub = makeTestEpub({ version: 3, title: "Sniffed", chapters: [{ title: "One", paragraphs: ["The first chapter."] }] });
+    const res = await upload(epub, { type: "application/octet-stream", query: "?filename=book.epub" });
+    expect(res.status).toBe(201);
+    const body = (await res.json()) as UploadBody;
+    expect(body).toMatchObject({ filename: "book.epub", content_type: "application/epub+zip", bytes: epub.length });
+    expect(await (await blobs.createReadStream(uploadBlobKey("alice", body.id))).toArray().then((c) => Buffer.concat(c as Buffer[]).equals(epub))).toBe(true);
+    // an audio book takes it; a voice stream (audio or video) does not, naming what it holds
+    expect((await t.request("POST", "/v1/audio_books/", { body: book(body.file) })).status).toBe(201);
+    const asStream = await t.request("POST", "/v1/voices/streams", { body: { file: body.file, source_language: "English", target_language: "Spanish" } });
+    expect(asStream.status).toBe(422);
+    expect(JSON.stringify(await asStream.json())).toMatch(/this upload holds application\/epub\+zip/);
+    // multipart too
+    const form = new FormData();
+    form.append("file", new Blob([makeTestEpub({ version: 2, title: "NCX", chapters: [{ title: "Only", paragraphs: ["Words."] }] })]), "ncx.epub");
+    const multipart = await upload(form);
+    expect(multipart.status).toBe(201);
+    expect(((await multipart.json()) as UploadBody).content_type).toBe("application/epub+zip");
+    const html = await upload("<!DOCTYPE html>\n<html><body><h1>One</h1><p>Words.</p></body></html>", { type: "text/plain", query: "?filename=b.html" });
+    expect(html.status).toBe(201);
+    expect(((await html.json()) as UploadBody).content_type).toBe("text/html");
+    const markdown = await upload("# One\n\nSome *marked* words.\n", { type: "text/markdown", query: "?filename=b.md" });
+    expect(markdown.status).toBe(201);
+    expect(((await markdown.json()) as UploadBody).content_type).toBe("text/plain");
+  });
+
+  it("refuses a ZIP that is not an EPUB (mimetype missing, compressed, or another type) with 415", async () => {
+    const before = await uploadBlobs();
+    const cases = [
+      buildTestZip([{ name: "readme.txt", data: "not a book" }]),
+      buildTestZip([{ name: "mimetype", data: "application/epub+zip", method: 8 }]),
+      buildTestZip([{ name: "mimetype", data: "application/vnd.oasis.opendocument.text", method: 0 }]),
+    ];
+    for (const zip of cases) expect((await upload(zip, { type: "application/epub+zip" })).status).toBe(415);
+    expect(await uploadBlobs()).toEqual(before);
+  });
+
   it("refuses what is neither text, audio nor video with 415, and keeps nothing", async () => {
     const before = await uploadBlobs();
     const png = await upload(PNG, { type: "image/png" });
     expect(png.status).toBe(415);
-    expect(((await png.json()) as { detail: string }).detail).toMatch(/neither UTF-8 text/);
+    expect(((await png.json()) as { detail: string }).detail).toMatch(/neither UTF-8 text \(without NUL characters\), an EPUB book/);
     // text for 10 KB, then a NUL: refused after it was partly written
     const late = await upload(Buffer.concat([Buffer.from("a".repeat(10_000)), Buffer.from([0]), Buffer.from("tail")]), { type: "text/plain" });
     expect(late.status).toBe(415);
@@ -255,7 +292,7 @@ describe("upload:<id> in the create operations", () => {
     const text = await uploadedText();
     const asBook = await t.request("POST", "/v1/audio_books/", { body: book(audio.file) });
     expect(asBook.status).toBe(422);
-    expect(JSON.stringify(await asBook.json())).toMatch(/this upload holds audio\/wav; this field takes UTF-8 text/);
+    expect(JSON.stringify(await asBook.json())).toMatch(/this upload holds audio\/wav; this field takes UTF-8 text \(plain, Markdown, HTML\) or an EPUB/);
     const sample = await t.request("POST", "/v1/audio_books/", { body: book(text.file, { use_voice_clone: true, voice_clone_sample: text.file }) });
     expect(sample.status).toBe(422);
     expect(((await sample.json()) as { detail: Array<{ loc: unknown }> }).detail[0]?.loc).toEqual(["body", "voice_clone_sample"]);
