@@ -8,4 +8,6 @@ export * from "./openapi.ts";
 export * from "./clone-services.ts";
 export * from "./libretranslate.ts";
 export * from "./whisper-cpp.ts";
+export * from "./piper.ts";
+export * from "./kokoro.ts";
 export { type EngineFault, type EngineStandIn, type EngineStandInRequest } from "./stand-in-server.ts";

@@ -19,6 +19,8 @@ export interface EngineFault {
 export interface EngineStandInRequest {
   method: string;
   path: string;
+  /** The query string's parameters. */
+  query: URLSearchParams;
   headers: IncomingMessage["headers"];
   /** A JSON body, parsed. */
   json?: unknown;
@@ -45,7 +47,7 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
 async function readRequest(req: IncomingMessage): Promise<EngineStandInRequest> {
   const url = new URL(req.url ?? "/", "http://stand-in");
   const type = String(req.headers["content-type"] ?? "");
-  const record: EngineStandInRequest = { method: req.method ?? "GET", path: url.pathname, headers: req.headers, fields: {}, files: [] };
+  const record: EngineStandInRequest = { method: req.method ?? "GET", path: url.pathname, query: url.searchParams, headers: req.headers, fields: {}, files: [] };
   if (req.method === "GET" || req.method === "HEAD") return record;
   if (type.startsWith("multipart/form-data") || type.startsWith("application/x-www-form-urlencoded")) {
     const request = new Request(url, { method: "POST", headers: { "content-type": type }, body: Readable.toWeb(req) as ReadableStream, duplex: "half" } as RequestInit);
