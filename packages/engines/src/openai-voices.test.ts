@@ -47,6 +47,11 @@ describe("voice discovery on OpenAI-compatible speech servers (Kokoro-style stan
     expect(await discoverOpenAiTtsVoices({ baseUrl: kokoro.url, model: "kokoro", logger })).toBeUndefined();
     kokoro.fail("voices", { malformed: true });
     expect(await discoverOpenAiTtsVoices({ baseUrl: kokoro.url, model: "kokoro", logger })).toBeUndefined();
+    // A server that never answers holds the start for at most the time limit of each request.
+    kokoro.fail("any", { hang: true }, 2);
+    const started = Date.now();
+    expect(await discoverOpenAiTtsVoices({ baseUrl: kokoro.url, model: "kokoro", logger, timeoutMs: 300 })).toBeUndefined();
+    expect(Date.now() - started).toBeLessThan(20_000);
   });
 
   it("speaks each discovered voice in its own language, and passes on the server's reason for a refusal", async () => {
