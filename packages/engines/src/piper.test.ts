@@ -111,6 +111,10 @@ describe("Piper HTTP server adapter against a stand-in", () => {
     server.fail("voices", { malformed: true });
     await expect(piper()).rejects.toMatchObject({ code: "ENGINE_UNAVAILABLE" });
     await expect(piper({ baseUrl: "ftp://x" })).rejects.toMatchObject({ code: "ENGINE_CONFIG_INVALID" });
+    await expect(piper({ voices: [{ id: "en_US-nobody-low", language: "English" }] })).rejects.toMatchObject({
+      code: "ENGINE_UNAVAILABLE",
+      message: expect.stringContaining("holds none of the voices PIPER_VOICES names") as unknown,
+    });
   });
 
   it("falls back to the next engine of the language when the server fails, and ENGINE_ORDER_TTS puts an engine first", async () => {

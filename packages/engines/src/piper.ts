@@ -186,7 +186,9 @@ export async function createPiperTtsEngine(options: PiperTtsOptions): Promise<Tt
   } else {
     throw new TtsEngineUnavailableError(`${who} could not list its voices, and PIPER_VOICES names none.`);
   }
-  if (configs.length === 0) throw new TtsEngineUnavailableError(`${who} offers no voice in the service's languages.`);
+  if (configs.length === 0) {
+    throw new TtsEngineUnavailableError(options.voices && options.voices.length > 0 ? `${who} holds none of the voices PIPER_VOICES names.` : `${who} offers no voice in the service's languages.`);
+  }
 
   const voices: VoiceInfo[] = [];
   const requestOf = new Map<string, { voice: string; speaker?: string | undefined }>();
