@@ -99,6 +99,29 @@ const engineOrder = z
   .transform((v) => v.split(",").map((s) => s.trim()).filter(Boolean))
   .refine((names) => names.every((n) => /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/.test(n)), { message: "expected a comma list of engine names such as whisper-cpp,pocketsphinx" });
 
+export interface PiperVoiceSetting {
+  /** A language name ("English") or ISO 639-1 code ("en"), as written. */
+  language: string;
+  /** The server's voice id, e.g. "en_US-lessac-medium". */
+  voice: string;
+  /** Speaker of a multi-speaker voice. */
+  speaker?: string | undefined;
+}
+
+/** Parses PIPER_VOICES: `language=voice[:speaker]`, comma separated. */
+function parsePiperVoices(raw: string, ctx: z.RefinementCtx): PiperVoiceSetting[] {
+  const out: PiperVoiceSetting[] = [];
+  for (const part of raw.split(",").map((p) => p.trim()).filter(Boolean)) {
+    const match = /^([A-Za-z]{2,20})\s*=\s*([A-Za-z0-9][A-Za-z0-9_.-]{0,79})(?::([A-Za-z0-9][A-Za-z0-9_.-]{0,39}))?$/.exec(part);
+    if (!match) {
+      ctx.addIssue({ code: "custom", message: `expected a comma list of language=voice entries such as English=en_US-lessac-medium (a speaker after ':'), got '${part.slice(0, 40)}'` });
+      return z.NEVER;
+    }
+    out.push({ language: match[1] as string, voice: match[2] as string, ...(match[3] === undefined ? {} : { speaker: match[3] }) });
+  }
+  return out;
+}
+
 /** The address for one capability: its own variable, else OPENAI_BASE_URL; none when switched off. */
 /** The engines that make cloned voices (`CLONE_ENGINE`), and `off`. */
 export const CLONE_ENGINES = ["elevenlabs", "voice-library", "match", "off"] as const;
@@ -208,10 +231,14 @@ export const EnvSchema = z
     OPENAI_MT_BASE_URL: serviceUrlOrOff,
     OPENAI_API_KEY: optionalString,
     OPENAI_TTS_MODEL: z.string().min(1).default("gpt-4o-mini-tts"),
+    /** Voice ids of the speech service; unset: the voices it lists (`GET /v1/audio/voices`), else OpenAI's preset voices. */
     OPENAI_TTS_VOICES: z
       .string()
-      .default("alloy,ash,coral,echo,fable,nova,onyx,sage,shimmer")
-      .transform((v) => v.split(",").map((s) => s.trim()).filter(Boolean)),
+      .optional()
+      .transform((v) => {
+        const names = (v ?? "").split(",").map((s) => s.trim()).filter(Boolean);
+        return names.length > 0 ? names : undefined;
+      }),
     /** Languages the OpenAI-compatible speech server's voices are offered for (names or ISO 639-1 codes); empty: every language it may speak. */
     OPENAI_TTS_LANGUAGES: z
       .string()
@@ -246,6 +273,10 @@ export const EnvSchema = z
     DEEPL_BASE_URL: serviceUrlOrOff,
     /** A whisper.cpp server (`whisper-server`, `POST /inference`), or off. */
     WHISPER_CPP_URL: serviceUrlOrOff,
+    /** A Piper HTTP server (`python3 -m piper.http_server`: `POST /synthesize`, `GET /voices`), or off. */
+    PIPER_URL: serviceUrlOrOff,
+    /** Piper voices per language (`English=en_US-lessac-medium,es=es_ES-davefx-medium`, a speaker after `:`); unset: every voice the server lists. */
+    PIPER_VOICES: z.string().default("").transform(parsePiperVoices),
     /** Engine names tried first, in this order, for speech, recognition and translation (the others follow in their usual order). */
     ENGINE_ORDER_TTS: engineOrder,
     ENGINE_ORDER_STT: engineOrder,
@@ -427,6 +458,7 @@ export const EnvSchema = z
       libreTranslate: serviceUrl(env.LIBRETRANSLATE_URL, undefined) ? { baseUrl: env.LIBRETRANSLATE_URL as string, apiKey: env.LIBRETRANSLATE_API_KEY } : undefined,
       deepl: deeplSettings(env.DEEPL_API_KEY, env.DEEPL_BASE_URL),
       whisperCpp: serviceUrl(env.WHISPER_CPP_URL, undefined) ? { baseUrl: env.WHISPER_CPP_URL as string } : undefined,
+      piper: serviceUrl(env.PIPER_URL, undefined) ? { baseUrl: env.PIPER_URL as string, voices: env.PIPER_VOICES.length > 0 ? env.PIPER_VOICES : undefined } : undefined,
       /** Engine ids tried first per kind of work, in order. */
       engineOrder: { tts: env.ENGINE_ORDER_TTS, stt: env.ENGINE_ORDER_STT, mt: env.ENGINE_ORDER_MT },
       workerConcurrency: env.WORKER_CONCURRENCY,
@@ -544,6 +576,8 @@ interface CrossFieldInput {
   OPENAI_MT_BASE_URL?: string | undefined;
   OPENAI_MT_MODEL?: string | undefined;
   OPENAI_TTS_BASE_URL?: string | undefined;
+  PIPER_URL?: string | undefined;
+  PIPER_VOICES: PiperVoiceSetting[];
   CLONE_ENGINE?: CloneEngineSetting | undefined;
   ELEVENLABS_API_KEY?: string | undefined;
   API_LICENSE_URL?: string | undefined;
@@ -593,6 +627,9 @@ function crossFieldProblems(env: CrossFieldInput): Array<{ variables: string[]; 
     });
   }
   // LLM translation needs both an address and a model; one without the other would be ignored
+  if (env.PIPER_VOICES.length > 0 && (env.PIPER_URL === undefined || env.PIPER_URL.toLowerCase() === "off")) {
+    problems.push({ variables: ["PIPER_VOICES", "PIPER_URL"], message: "PIPER_VOICES names voices of a Piper server: set PIPER_URL (not off)" });
+  }
   const mtOff = env.OPENAI_MT_BASE_URL?.toLowerCase() === "off";
   if (env.OPENAI_MT_MODEL && (mtOff || !(env.OPENAI_MT_BASE_URL ?? env.OPENAI_BASE_URL))) {
     problems.push({

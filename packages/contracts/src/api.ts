@@ -439,12 +439,25 @@ export const LexiconListQuerySchema = z.object({
 
 /* ---------------------------------------------------------- capabilities */
 
-const languageList = () => z.object({ languages: z.array(LanguageSchema) });
-
 /** `GET /v1/capabilities`: what the engines of the running workers can do, per operation. */
 export const CapabilitiesResponseSchema = z
   .object({
-    synthesis: languageList().openapi({ description: "Languages speech can be synthesised in (audio books, voice streams, `/v1/speech/synthesize`)." }),
+    synthesis: z
+      .object({
+        languages: z.array(LanguageSchema),
+        engines: z
+          .array(
+            z.object({
+              language: LanguageSchema,
+              engines: z.array(z.string()).openapi({ description: "Speech engine names (such as openai, piper, flite, festival, espeak), in the order their voices are tried." }),
+            }),
+          )
+          .openapi({
+            description:
+              "Per language, the speech engines in the order they are tried: the first one's best voice is the language's default voice, the others take over when it fails; the setting ENGINE_ORDER_TTS changes the order.",
+          }),
+      })
+      .openapi({ description: "Languages speech can be synthesised in (audio books, voice streams, `/v1/speech/synthesize`)." }),
     recognition: z
       .object({
         languages: z.array(LanguageSchema),

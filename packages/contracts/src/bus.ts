@@ -373,7 +373,8 @@ export const EngineChainSchema = z.object({ language: Language, engines: z.array
  * SUBJECTS.capabilities(kind), holding only what that kind uses (see `capabilitiesFor`).
  */
 export const CapabilitiesSchema = z.object({
-  synthesis: z.object({ languages: z.array(Language) }),
+  /** `engines`: per language, the speech engines in the order their voices are tried (ENGINE_ORDER_TTS changes it). */
+  synthesis: z.object({ languages: z.array(Language), engines: z.array(EngineChainSchema).optional() }),
   recognition: z.object({ languages: z.array(Language), engines: z.array(EngineChainSchema).optional() }),
   translation: z.object({ pairs: z.array(TranslationPairSchema) }),
   cloning: z.object({ available: z.boolean(), languages: z.array(Language) }),

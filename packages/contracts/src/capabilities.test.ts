@@ -87,4 +87,21 @@ describe("capability tables per kind", () => {
     expect(merged.cloning).toEqual({ available: false, languages: [] });
     expect(mergeCapabilities([])).toEqual({ synthesis: { languages: [] }, recognition: { languages: [] }, translation: { pairs: [] }, cloning: { available: false, languages: [] }, voices: [] });
   });
+
+  it("keeps each synthesis language's engine order where workers state it, for the kinds that speak", () => {
+    const speaking: Capabilities = {
+      ...caps,
+      synthesis: { languages: ["English", "Spanish"], engines: [{ language: "English", engines: ["piper", "espeak"] }, { language: "Spanish", engines: ["espeak"] }] },
+    };
+    expect(capabilitiesFor("audiobook", speaking).synthesis.engines).toEqual(speaking.synthesis.engines);
+    expect(capabilitiesFor("subtitle", speaking).synthesis).toEqual({ languages: [], engines: [] });
+    const older: Capabilities = { ...caps, synthesis: { languages: ["English", "French"] } };
+    const merged = mergeCapabilities([capabilitiesFor("synthesis", speaking), capabilitiesFor("audiobook", older)]);
+    // The first table that states a language's chain wins; a table of an older worker states none.
+    expect(merged.synthesis.engines).toEqual([
+      { language: "English", engines: ["piper", "espeak"] },
+      { language: "Spanish", engines: ["espeak"] },
+    ]);
+    expect(mergeCapabilities([older]).synthesis).toEqual({ languages: ["English", "French"] });
+  });
 });

@@ -17,7 +17,10 @@ export const CAPABILITY_USES: Readonly<Record<CapabilityKind, { synthesis: boole
 export function capabilitiesFor(kind: CapabilityKind, caps: Capabilities): Capabilities {
   const uses = CAPABILITY_USES[kind];
   return {
-    synthesis: { languages: uses.synthesis ? [...caps.synthesis.languages] : [] },
+    synthesis: {
+      languages: uses.synthesis ? [...caps.synthesis.languages] : [],
+      ...(caps.synthesis.engines === undefined ? {} : { engines: uses.synthesis ? caps.synthesis.engines.map((c) => ({ language: c.language, engines: [...c.engines] })) : [] }),
+    },
     recognition: {
       languages: uses.recognition ? [...caps.recognition.languages] : [],
       ...(caps.recognition.engines === undefined ? {} : { engines: uses.recognition ? caps.recognition.engines.map((c) => ({ language: c.language, engines: [...c.engines] })) : [] }),
@@ -38,7 +41,10 @@ export function mergeCapabilities(tables: readonly Capabilities[]): Capabilities
   const pairs: Capabilities["translation"]["pairs"] = [];
   const voices: Capabilities["voices"] = [];
   const chains: Capabilities["recognition"]["engines"] = [];
+  const speechChains: Capabilities["synthesis"]["engines"] = [];
   for (const table of tables) {
+    const seenSpeech = new Set(speechChains.map((c) => c.language));
+    speechChains.push(...(table.synthesis.engines ?? []).filter((c) => !seenSpeech.has(c.language)));
     const seenChains = new Set(chains.map((c) => c.language));
     chains.push(...(table.recognition.engines ?? []).filter((c) => !seenChains.has(c.language)));
     const seenPairs = new Set(pairs.map((p) => `${p.source}>${p.target}`));
@@ -47,7 +53,7 @@ export function mergeCapabilities(tables: readonly Capabilities[]): Capabilities
     voices.push(...table.voices.filter((v) => !seenVoices.has(v.name)));
   }
   return {
-    synthesis: { languages: languages((c) => c.synthesis.languages) },
+    synthesis: { languages: languages((c) => c.synthesis.languages), ...(tables.some((t) => t.synthesis.engines !== undefined) ? { engines: speechChains } : {}) },
     recognition: { languages: languages((c) => c.recognition.languages), ...(tables.some((t) => t.recognition.engines !== undefined) ? { engines: chains } : {}) },
     translation: { pairs },
     cloning: { available: tables.some((c) => c.cloning.available), languages: languages((c) => c.cloning.languages) },

@@ -7,6 +7,8 @@ export * from "./espeak.ts";
 export * from "./flite.ts";
 export * from "./festival.ts";
 export * from "./openai.ts";
+export * from "./piper.ts";
+export * from "./openai-voices.ts";
 export * from "./registry.ts";
 export * from "./detect.ts";
 export * from "./synthesize.ts";

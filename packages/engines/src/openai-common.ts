@@ -13,7 +13,11 @@ export function serviceMessage(body: string): string | undefined {
   let message: unknown;
   try {
     const json: unknown = JSON.parse(body);
-    if (isRecord(json)) message = isRecord(json.error) ? json.error.message : typeof json.error === "string" ? json.error : json.detail;
+    if (isRecord(json)) {
+      // FastAPI servers (Kokoro-FastAPI) put OpenAI's error object under `detail`.
+      const detail = isRecord(json.detail) ? json.detail.message : json.detail;
+      message = isRecord(json.error) ? json.error.message : typeof json.error === "string" ? json.error : detail;
+    }
   } catch {
     message = body.trimStart().startsWith("<") ? undefined : body;
   }

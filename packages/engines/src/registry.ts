@@ -30,6 +30,8 @@ export interface TtsCapabilityTable {
   defaults: Partial<Record<Language, string>>;
   /** Whether any engine can clone a voice. */
   cloning: boolean;
+  /** Every working engine of each supported language, in the order its voices are tried (ENGINE_ORDER_TTS first). */
+  chains: Partial<Record<Language, string[]>>;
 }
 
 export interface ResolvedVoice {
@@ -88,6 +90,11 @@ export interface TtsRegistryOptions {
   selfTestConcurrency?: number | undefined;
   /** Shortest audio a self-test sentence must give. Default 0.3 s. */
   minSelfTestSeconds?: number | undefined;
+  /**
+   * Engine ids whose voices come first, in this order, for every language they speak (ENGINE_ORDER_TTS):
+   * their best voice is the language's default and the others follow as fallbacks, most natural first.
+   */
+  order?: readonly string[] | undefined;
 }
 
 interface Entry {
@@ -173,7 +180,11 @@ export function createTtsRegistry(given: readonly TtsEngine[], options: TtsRegis
   for (const engine of engines) {
     for (const voice of engine.capabilities().voices) entries.push({ voice, engine, order: entries.length, dropped: false });
   }
-  entries.sort((a, b) => b.voice.quality - a.voice.quality || a.order - b.order);
+  const chosen = (engine: TtsEngine): number => {
+    const at = options.order?.indexOf(engine.id) ?? -1;
+    return at === -1 ? Number.MAX_SAFE_INTEGER : at;
+  };
+  entries.sort((a, b) => chosen(a.engine) - chosen(b.engine) || b.voice.quality - a.voice.quality || a.order - b.order);
   const cloning = engines.some((e) => e.capabilities().cloning);
 
   const live = (language: Language): Entry[] => entries.filter((e) => !e.dropped && e.voice.language === language);
@@ -395,11 +406,14 @@ export function createTtsRegistry(given: readonly TtsEngine[], options: TtsRegis
     capabilities() {
       const languages = liveLanguages();
       const defaults: Partial<Record<Language, string>> = {};
+      const chains: Partial<Record<Language, string[]>> = {};
       for (const language of languages) {
-        const best = live(language)[0];
+        const voices = live(language);
+        const best = voices[0];
         if (best) defaults[language] = best.voice.name;
+        chains[language] = [...new Set(voices.map((e) => e.engine.id))];
       }
-      return { languages, voices: languages.flatMap((l) => live(l).map((e) => e.voice)), defaults, cloning };
+      return { languages, voices: languages.flatMap((l) => live(l).map((e) => e.voice)), defaults, cloning, chains };
     },
     async selfTest() {
       const passed = new Set<string>();

@@ -9,6 +9,8 @@ export * from "./clone-services.ts";
 export * from "./libretranslate.ts";
 export * from "./deepl.ts";
 export * from "./whisper-cpp.ts";
+export * from "./piper.ts";
+export * from "./kokoro.ts";
 export { type EngineFault, type EngineStandIn, type EngineStandInRequest } from "./stand-in-server.ts";
 export * from "./openai-dubbing.ts";
 export * from "./dialogue.ts";

@@ -46,7 +46,15 @@ export interface SpeechStackExtras extends Pick<Parameters<typeof createSpeechSt
  */
 export async function createEngineStack(config: Config, logger: Logger, extras: SpeechStackExtras = {}): Promise<EngineStack> {
   const { apertium, pocketsphinx, ...speechExtras } = extras;
-  const speech = await createSpeechStack({ logger, ffmpegPath: config.ffmpegPath, openai: config.openaiTts, clone: config.clone, ...speechExtras });
+  const speech = await createSpeechStack({
+    logger,
+    ffmpegPath: config.ffmpegPath,
+    openai: config.openaiTts,
+    piper: config.piper,
+    order: config.engineOrder.tts,
+    clone: config.clone,
+    ...speechExtras,
+  });
   const mtEngines: MtEngine[] = [];
   // DeepL before LibreTranslate: both are neural and ties go to the engine listed first (ENGINE_ORDER_MT changes it).
   if (config.deepl) {
@@ -102,7 +110,10 @@ export async function createEngineStack(config: Config, logger: Logger, extras: 
     const tts = speech.registry.capabilities();
     const known = (l: string): l is Language => (LANGUAGES as readonly string[]).includes(l);
     const table: Capabilities = {
-      synthesis: { languages: tts.languages.filter(known) },
+      synthesis: (() => {
+        const languages = tts.languages.filter(known);
+        return { languages, engines: languages.map((language) => ({ language, engines: tts.chains[language] ?? [] })) };
+      })(),
       recognition: (() => {
         const table = stt.capabilities();
         const languages = table.languages.filter(known);

@@ -3,6 +3,9 @@ import {
   createElevenLabsCloneEngine,
   createMatchCloneEngine,
   createOpenAiTtsEngine,
+  createPiperTtsEngine,
+  discoverOpenAiTtsVoices,
+  OPENAI_PRESET_VOICES,
   createVoiceLibraryCloneEngine,
   createTtsRegistry,
   detectOfflineEngines,
@@ -20,9 +23,16 @@ export interface OpenAiTtsSettings {
   baseUrl: string;
   apiKey?: string | undefined;
   model: string;
-  voices: string[];
+  /** Voice ids (OPENAI_TTS_VOICES); unset: the voices the server lists, else OpenAI's preset voices. */
+  voices?: string[] | undefined;
   /** Languages (names or ISO 639-1 codes) its voices are offered for (OPENAI_TTS_LANGUAGES); default every language it may speak. */
   languages?: string[] | undefined;
+}
+
+/** A Piper HTTP server (PIPER_URL) and the voices to offer per language (PIPER_VOICES; default all it lists). */
+export interface PiperSettings {
+  baseUrl: string;
+  voices?: Array<{ language: string; voice: string; speaker?: string | undefined }> | undefined;
 }
 
 export interface SpeechStack {
@@ -43,6 +53,10 @@ export interface SpeechStackOptions {
   logger: Logger;
   ffmpegPath?: string | undefined;
   openai?: OpenAiTtsSettings | undefined;
+  /** A Piper server (PIPER_URL); left out (logged why) when it cannot be reached or offers no voice. */
+  piper?: PiperSettings | undefined;
+  /** Engine ids whose voices come first, in this order (ENGINE_ORDER_TTS). */
+  order?: readonly string[] | undefined;
   /** Engines to use instead of detecting the installed offline ones. */
   engines?: TtsEngine[];
   /** Settings of the offline engines (binary paths, rates), or false to switch one off. */
@@ -98,20 +112,27 @@ function serverLanguages(given: readonly string[]): Language[] {
 export async function createSpeechStack(options: SpeechStackOptions): Promise<SpeechStack> {
   const { logger } = options;
   const engines: TtsEngine[] = options.engines ?? (await detectOfflineEngines({ ...options.offline, logger }));
+  if (options.piper) {
+    const piper = await piperEngine(options.piper, logger);
+    if (piper) engines.unshift(piper);
+  }
   if (options.openai) {
+    const { baseUrl, apiKey, model } = options.openai;
+    // Unset OPENAI_TTS_VOICES: the voices the server lists (Kokoro-style servers), else OpenAI's presets.
+    const voices = options.openai.voices ?? (await discoverOpenAiTtsVoices({ baseUrl, apiKey, model, logger })) ?? [...OPENAI_PRESET_VOICES];
     engines.unshift(
       createOpenAiTtsEngine({
-        baseUrl: options.openai.baseUrl,
-        apiKey: options.openai.apiKey,
-        model: options.openai.model,
-        voices: options.openai.voices,
+        baseUrl,
+        apiKey,
+        model,
+        voices,
         ...(options.openai.languages ? { languages: serverLanguages(options.openai.languages) } : {}),
         logger,
       }),
     );
   }
   const binaries = await resolveFfmpeg({ ffmpegPath: options.ffmpegPath, logger });
-  const registry = createTtsRegistry(engines, { ...options.selfTest, logger });
+  const registry = createTtsRegistry(engines, { ...options.selfTest, order: options.order, logger });
   const started = performance.now();
   const report = await registry.selfTest();
   logger.info(
@@ -127,4 +148,24 @@ export async function createSpeechStack(options: SpeechStackOptions): Promise<Sp
   const clones = createCloneEngine(options.clone, registry, media, logger);
   if (clones) logger.info({ engine: clones.id, languages: clones.languages() }, "voice cloning ready");
   return { registry, media, ...(clones ? { clones } : {}) };
+}
+
+/** The Piper engine of the settings, or none (logged why) when the server cannot be used. */
+async function piperEngine(settings: PiperSettings, logger: Logger): Promise<TtsEngine | undefined> {
+  const voices: Array<{ id: string; language: Language; speaker?: string | undefined }> = [];
+  for (const entry of settings.voices ?? []) {
+    const language = languageFromNameOrCode(entry.language);
+    if (!language) {
+      logger.warn({ language: entry.language, voice: entry.voice }, "PIPER_VOICES names a language this service does not know; the voice is not offered");
+      continue;
+    }
+    voices.push({ id: entry.voice, language, ...(entry.speaker === undefined ? {} : { speaker: entry.speaker }) });
+  }
+  if (settings.voices && settings.voices.length > 0 && voices.length === 0) return undefined;
+  try {
+    return await createPiperTtsEngine({ baseUrl: settings.baseUrl, voices: voices.length > 0 ? voices : undefined, logger });
+  } catch (error) {
+    logger.warn({ err: error }, "the Piper server is not available; its voices are off");
+    return undefined;
+  }
 }

@@ -1052,6 +1052,12 @@ export interface components {
             /** @description Languages speech can be synthesised in (audio books, voice streams, `/v1/speech/synthesize`). */
             synthesis: {
                 languages: components["schemas"]["Language"][];
+                /** @description Per language, the speech engines in the order they are tried: the first one's best voice is the language's default voice, the others take over when it fails; the setting ENGINE_ORDER_TTS changes the order. */
+                engines: {
+                    language: components["schemas"]["Language"];
+                    /** @description Speech engine names (such as openai, piper, flite, festival, espeak), in the order their voices are tried. */
+                    engines: string[];
+                }[];
             };
             /** @description Languages speech can be recognised in (voice streams, subtitles). */
             recognition: {

@@ -30,6 +30,7 @@ export function registerCapabilities(app: GatewayApp, deps: GatewayDeps): void {
     // Engine order per language and pair; a worker of an older version states none.
     const recognition = { languages: caps.recognition.languages, engines: caps.recognition.engines ?? [] };
     const translation = { pairs: caps.translation.pairs.map((p) => ({ ...p, engines: p.engines ?? [] })) };
-    return respond(c, 200, { synthesis: caps.synthesis, recognition, translation, cloning: caps.cloning });
+    const synthesis = { languages: caps.synthesis.languages, engines: caps.synthesis.engines ?? [] };
+    return respond(c, 200, { synthesis, recognition, translation, cloning: caps.cloning });
   });
 }
