@@ -143,8 +143,10 @@ function stageTimes(lines: readonly { time: number; msg: string; stage?: string 
     const step = STEP_LINES[line.msg];
     const name = step ?? line.stage;
     if (name === undefined || marks.at(-1)?.name === name) continue;
-    // After the voices are chosen, the "speaking" reports are the lines being spoken.
+    // After the voices are chosen, the "speaking" reports are the lines being spoken; once the mux has
+    // started, the "placing" reports are its progress.
     if (line.stage === "speaking" && marks.at(-1)?.name === "speaking the lines + fit") continue;
+    if (line.stage === "placing the speech on the track" && marks.at(-1)?.name === "mux + store") continue;
     marks.push({ name, time: line.time });
   }
   marks.push({ name: "end", time: to });
