@@ -12,8 +12,8 @@
  *   engine straight to WAV → the same timing fit (ffmpeg `atempo`/cut for the lines that need it) →
  *   the speech placed on one WAV track → the one ffmpeg run that ducks, mixes and muxes.
  *
- * Legs alternate (by hand, service) RUNS times; it prints every run, the best of each side, their
- * ratio (target ≤ 1.25), where each side spent its time (by hand: per step; service: from its log
+ * Legs alternate (by hand, service) RUNS times; it prints every run with its ratio, the best of each
+ * side and their ratio (target ≤ 1.25), where each side spent its time (by hand: per step; service: from its log
  * lines, each progress stage the worker reports until the next) and the load average as it goes.
  *
  *   pnpm --filter @voiceloc/voice-stream bench          (RUNS=2)
@@ -316,11 +316,11 @@ async function main(): Promise<void> {
       write(`run ${run}  by hand ${s(a.ms)}   (${a.steps.map(([n, ms]) => `${n} ${s(ms)}`).join(", ")})   load ${load()}`);
       const b = await service();
       svc.push(b.ms);
-      write(`run ${run}  service ${s(b.ms)}   (${b.stages.map(([n, ms]) => `${n} ${s(ms)}`).join(", ")})   timing ${JSON.stringify(b.end.timing ?? null)}   load ${load()}`);
+      write(`run ${run}  service ${s(b.ms)}   ratio ${(b.ms / a.ms).toFixed(3)}   (${b.stages.map(([n, ms]) => `${n} ${s(ms)}`).join(", ")})   timing ${JSON.stringify(b.end.timing ?? null)}   load ${load()}`);
     }
     const bestHand = Math.min(...hand);
     const bestService = Math.min(...svc);
-    write(`best of ${RUNS}: by hand ${s(bestHand)}   service ${s(bestService)}   ratio ${(bestService / bestHand).toFixed(3)} (target ≤ ${TARGET_RATIO})   load ${load()}`);
+    write(`best of ${RUNS}: by hand ${s(bestHand)}   service ${s(bestService)}   ratio ${(bestService / bestHand).toFixed(3)} (target ≤ ${TARGET_RATIO}; per run ${svc.map((v, i) => (v / (hand[i] ?? v)).toFixed(3)).join(", ")}: the load moves between legs)   load ${load()}`);
     await h.cleanup();
   } finally {
     await dir.cleanup();
