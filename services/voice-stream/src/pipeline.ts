@@ -46,6 +46,7 @@ import {
   type TaskResult,
 } from "@voiceloc/worker";
 import { z } from "zod";
+import { inLanes, speechLanes } from "./lanes.ts";
 import { inspectOriginal, originalAudioMode, writeVoiceStreamOutput } from "./output.ts";
 import { lineFeatures, detectSpeech, refineStarts } from "./features.ts";
 import { assignVoices, clusterSpeakers, speakerPitches } from "./speakers.ts";
@@ -475,8 +476,7 @@ export function createVoiceStreamHandler(deps: VoiceStreamPipelineDeps): TaskHan
       .sort((a, b) => b.quality - a.quality)
       .filter((v, i, all) => all.findIndex((w) => w.name === v.name) === i)
       .slice(0, VOICE_CANDIDATES);
-    const measured = [];
-    for (const v of candidates) measured.push({ name: v.name, medianHz: await measureVoice(v.name, task.target_language, probe.slice(0, 200), ctx) });
+    const measured = await inLanes(candidates, speechLanes(), async (v) => ({ name: v.name, medianHz: await measureVoice(v.name, task.target_language, probe.slice(0, 200), ctx) }));
     const usable = measured.filter((v) => v.medianHz !== null);
     if (usable.length === 0) return [preset];
     const voices = assignVoices(pitches, usable);
@@ -541,17 +541,19 @@ export function createVoiceStreamHandler(deps: VoiceStreamPipelineDeps): TaskHan
   async function speak(texts: readonly string[], speakers: readonly (number | undefined)[], voices: readonly Voice[], task: VoiceStreamWork, ctx: TaskContext): Promise<Clip[]> {
     const dir = join(ctx.workDir, "clips");
     await mkdir(dir, { recursive: true });
-    const clips: Clip[] = [];
     let skipped = 0;
-    for (const [index, text] of texts.entries()) {
+    let done = 0;
+    // Each line is its own engine run and file: spoken on every core, the clips kept in line order.
+    const spoken = await inLanes([...texts.entries()], speechLanes(), async ([index, text]): Promise<Clip | undefined> => {
       ctx.signal.throwIfAborted();
       const name = clipCheckpoint(index);
       const { voice, clone } = voices[speakers[index] ?? 0] ?? voices[0] ?? { voice: "" };
+      let clip: Clip | undefined;
       if (text.trim() === "") {
         skipped++;
       } else if (await ctx.checkpoints.has(name)) {
         const path = await ctx.checkpoints.get(name);
-        clips.push({ segment: index, path, durationSeconds: await media.encodedAudioDuration(path, "wav", { signal: ctx.signal }) });
+        clip = { segment: index, path, durationSeconds: await media.encodedAudioDuration(path, "wav", { signal: ctx.signal }) };
       } else {
         try {
           const result = await synthesizeToFile(
@@ -559,7 +561,7 @@ export function createVoiceStreamHandler(deps: VoiceStreamPipelineDeps): TaskHan
             { text, language: task.target_language, voice: clone ? undefined : voice, clone, format: "wav", outPath: join(dir, `${index}.wav`), signal: ctx.signal, lexicons: task.lexicons },
           );
           await ctx.checkpoints.put(name, { path: result.path });
-          clips.push({ segment: index, path: result.path, durationSeconds: result.durationSeconds });
+          clip = { segment: index, path: result.path, durationSeconds: result.durationSeconds };
         } catch (error) {
           if (error instanceof TtsError && (error.code === "TEXT_EMPTY" || error.code === "TEXT_NOT_SPEAKABLE")) {
             ctx.logger.warn({ segment: index, reason: error.message }, "segment left silent: its text cannot be spoken");
@@ -569,8 +571,10 @@ export function createVoiceStreamHandler(deps: VoiceStreamPipelineDeps): TaskHan
           }
         }
       }
-      ctx.progress(speakingProgress(index + 1, texts.length), "speaking");
-    }
+      ctx.progress(speakingProgress(++done, texts.length), "speaking");
+      return clip;
+    });
+    const clips = spoken.filter((clip): clip is Clip => clip !== undefined);
     if (clips.length === 0) {
       throw new TaskInputError(`None of the recognised speech could be spoken in ${task.target_language}.`);
     }
