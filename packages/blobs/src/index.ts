@@ -23,6 +23,14 @@ export {
   validateBlobKey,
   validateBlobPrefix,
 } from "./keys.ts";
+export {
+  AUDIO_BOOK_STREAM_PART,
+  AUDIO_BOOK_STREAM_PLAYLIST,
+  AUDIO_BOOK_STREAMS_PREFIX,
+  audioBookStreamKey,
+  audioBookStreamPrefix,
+  deleteAudioBookStream,
+} from "./streams.ts";
 export { DEFAULT_CONTENT_TYPE, contentRange, contentTypeFor, parseRange } from "./range.ts";
 export type { ParsedRange } from "./range.ts";
 export { MIN_SIGNING_SECRET_LENGTH, SIGNED_FILES_PATH, signBlobUrl, verifyBlobSignature } from "./sign.ts";

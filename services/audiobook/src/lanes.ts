@@ -14,6 +14,9 @@
  *   chunk it is encoding). Neither when the work moved is smaller than what a new encoder costs to
  *   start. Chunks are as big as the engine takes (each is an engine start and per-chunk work here:
  *   a cut tapering to small chunks at each share's end, tried, made the bench book slower).
+ * - A chunk the queue names `alone` (a long book's small first chunk) is a run of its own: its encoder
+ *   ends with it, so its frames are stored as soon as it is spoken (the stream's first part), instead
+ *   of when the next chunk's samples push them out of the encoder's buffers.
  *
  * Resume: a run's checkpoints are stored in order, so a stored chunk whose predecessor is not stored
  * always began a run (a fresh encoder, whose first frame refers to no earlier bytes): re-speaking the
@@ -82,12 +85,18 @@ export class ChunkQueue {
     lanes: number,
     private readonly weight: (item: number) => number,
     private readonly minTake = 0,
+    /** Chunks that end their run (their encoder ends with them, so their frames are stored at once). */
+    alone: readonly number[] = [],
   ) {
     this.lists = Array.from({ length: lanes }, (_, i) => [...(lists[i] ?? [])]);
+    this.alone = new Set(alone);
   }
+
+  private readonly alone: ReadonlySet<number>;
 
   /** The lane's next chunk when it directly follows `previous` in the book (same run), else undefined. */
   nextAfter(lane: number, previous: number): number | undefined {
+    if (this.alone.has(previous)) return undefined;
     const list = this.lists[lane];
     if (list?.[0] === previous + 1) return list.shift();
     return undefined;

@@ -127,6 +127,21 @@ const TEXT_CHECKPOINT = "text.txt";
 const CHAPTERS_CHECKPOINT = "chapters.json";
 const DEFAULT_MAX_UNPACKED_BYTES = 256 * 1024 * 1024;
 const PLAN_CHECKPOINT = "plan.json";
+/**
+ * The limits of a long book's first chunks, in characters: small, then doubling up to the plan's
+ * size. The first chunk (about 15 s of speech) is spoken and encoded on its own in a second or two and
+ * is the stream's first part (stream.ts); each next one is about twice as long, so it is ready before
+ * the listener has heard the ones before it, while the later chunks stay as big as the engine takes.
+ */
+const LEAD_CHARS = [250, 500, 1_000, 2_000, 4_000] as const;
+/** A cut gets a lead only from this chunk size on: a smaller first chunk is spoken in about a second anyway. */
+const LEAD_FROM_CHARS = 3_000;
+
+/** The lead of a new plan whose chunks are cut to `planChars` (none for a short book: see LEAD_CHARS). */
+export function leadLimits(planChars: number): number[] {
+  if (planChars < LEAD_FROM_CHARS) return [];
+  return LEAD_CHARS.filter((limit) => 2 * limit <= planChars);
+}
 
 /** Progress bands: fetch + decode, translation, synthesis + encoding, join. */
 const P_TEXT = 5;
@@ -150,6 +165,12 @@ const PlanSchema = z.object({
    * every chunk was cut to chunkChars (`chunkText`).
    */
   chunkLimits: z.array(z.number().int().min(20)).min(1).optional(),
+  /**
+   * The limits of the first chunks of the first chapter (LEAD_CHARS: a small first chunk the stream
+   * plays within seconds, then growing ones), the rest of it cut to chunkChars (`cutTextWithin` over
+   * both). Absent: no lead (a short book, or a plan of the version without it, replayed as it was).
+   */
+  leadChars: z.array(z.number().int().min(20)).min(1).optional(),
   /** How chunks are encoded (codec, bitrate, quality); chunks of another encoding are spoken again. */
   encoding: z.string().min(1),
   /** The MP3 sample rate of the book, fixed by the first chunk spoken. */
@@ -483,10 +504,27 @@ export function createAudioBookHandler(options: AudioBookPipelineOptions): TaskH
     const planChars = keep ? earlier.chunkChars : Math.min(maxChars, Math.max(ENCODER_START_CHARS, Math.ceil(spokenChars / parallelism)));
     // Each chapter is cut on its own: a chunk never crosses a chapter, so chapters start and end between chunks.
     const chunkLimits = keep && spoken.length === 1 ? earlier.chunkLimits : undefined;
-    const cuts = spoken.map((c) => (chunkLimits === undefined ? chunkText(c.text, planChars) : cutTextWithin(c.text, chunkLimits)));
+    // A long book's first chapter opens with small chunks, growing (the stream's first part comes early);
+    // a kept plan replays its own lead (none in plans of the version without it), so a retry cuts alike.
+    const leadChars = chunkLimits !== undefined ? [] : keep ? (earlier.leadChars ?? []) : leadLimits(planChars);
+    const cuts = spoken.map((c, i) =>
+      chunkLimits !== undefined
+        ? cutTextWithin(c.text, chunkLimits)
+        : i === 0 && leadChars.length > 0
+          ? cutTextWithin(c.text, [...leadChars, planChars])
+          : chunkText(c.text, planChars),
+    );
     const chunks = cuts.flat();
     const chapterChunks = cuts.map((c) => c.length);
-    let plan: Plan = { voice: voice.name, chunkChars: planChars, chunks: chunks.length, ...(chunkLimits === undefined ? {} : { chunkLimits }), encoding, chapterChunks };
+    let plan: Plan = {
+      voice: voice.name,
+      chunkChars: planChars,
+      chunks: chunks.length,
+      ...(chunkLimits === undefined ? {} : { chunkLimits }),
+      ...(leadChars.length === 0 ? {} : { leadChars }),
+      encoding,
+      chapterChunks,
+    };
     let stored = new Set(await ctx.checkpoints.list());
     // A kept cut that no longer gives the planned number of chunks is not trusted either.
     const changed =
@@ -520,7 +558,11 @@ export function createAudioBookHandler(options: AudioBookPipelineOptions): TaskH
     const counted = new Map<number, CountedChunk>();
     let rateFixed: Promise<number> | undefined = plan.sampleRate === undefined ? undefined : Promise.resolve(plan.sampleRate);
     const weight = (i: number) => chunks[i]?.length ?? 1;
-    const queue = new ChunkQueue(splitByWeight(missing, weight, parallelism), parallelism, weight, ENCODER_START_CHARS);
+    // With a lead, the book's first chunk is a run of its own: its encoder ends with it, so its frames
+    // are stored (and its stream part encoded) as soon as it is spoken, not once the next chunk pushes
+    // them out of the encoder's buffers. The lane that holds it starts with it.
+    const alone = (plan.leadChars?.length ?? 0) > 0 && missing.includes(0) ? [0] : [];
+    const queue = new ChunkQueue(splitByWeight(missing, weight, parallelism), parallelism, weight, ENCODER_START_CHARS, alone);
     await runLanes(queue, parallelism, {
       media,
       signal: ctx.signal,

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { symlink, writeFile } from "node:fs/promises";
+import { readFile, symlink, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { checkpointKey, checkpointPrefix, SEQ_DELIVERY_SPAN } from "@voiceloc/worker";
 import { FILE_NOT_AVAILABLE } from "@voiceloc/fetch";
@@ -209,6 +209,39 @@ describe("audio book service (in-process bus, fs blobs, real engines and ffmpeg)
     expect(reopened?.progress).toBeCloseTo(20 + (75 * stored) / total, 5);
     const seconds = await resultSeconds(h, end.result_key!);
     expect(seconds * 1000 / normaliseText(ENGLISH_BOOK.slice(0, 2_400)).length).toBeGreaterThan(40);
+  });
+
+  it("a long book opens with a small first chunk, stored first; a redelivery replays the same cut from the plan", async () => {
+    const h = await harness();
+    const spoken: Array<{ run: number; index: number; total: number }> = [];
+    let stopping: Promise<void> | undefined;
+    const first: AudioBookService = await started(h, {
+      parallelism: 2,
+      onChunkDone: ({ index, total }) => {
+        spoken.push({ run: 1, index, total });
+        if (spoken.length === 2) stopping ??= first.stop({ graceMs: 0 });
+      },
+    });
+    let text = "";
+    while (text.length < 8_000) text += `${ENGLISH_BOOK}\n\n`;
+    const id = await h.publish({ file: await h.writeInput("long.txt", text) });
+    await waitFor(() => stopping !== undefined, "the first worker to stop");
+    await stopping;
+    // The first chunk is the book's first stored, and it is small (the lead: 250 characters at most).
+    expect(spoken[0]?.index).toBe(0);
+    const plan = JSON.parse(await readFile(await h.localFile(checkpointKey(id, "plan.json")), "utf8")) as { leadChars?: number[]; chunks: number };
+    expect(plan.leadChars?.[0]).toBe(250);
+    expect(plan.chunks).toBe(spoken[0]?.total);
+
+    await started(h, { parallelism: 2, onChunkDone: ({ index, total }) => void spoken.push({ run: 2, index, total }) });
+    const end = await h.waitForEnd(id);
+    expect(end).toMatchObject({ status: "completed" });
+    // The redelivery cut the book alike: same number of chunks, every chunk spoken exactly once.
+    expect(new Set(spoken.map((s) => s.total))).toEqual(new Set([plan.chunks]));
+    expect(spoken.map((s) => s.index).sort((a, b) => a - b)).toEqual(Array.from({ length: plan.chunks }, (_, i) => i));
+    expect(spoken.some((s) => s.run === 2)).toBe(true);
+    const seconds = await resultSeconds(h, end.result_key!);
+    expect(seconds * 1000 / normaliseText(text).length).toBeGreaterThan(40);
   });
 
   it.each([

@@ -15,7 +15,7 @@
  */
 import { mkdir, readFile, readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
-import type { BlobStore } from "@voiceloc/blobs";
+import { AUDIO_BOOK_STREAM_PART, AUDIO_BOOK_STREAM_PLAYLIST, audioBookStreamKey, audioBookStreamPrefix, type BlobStore } from "@voiceloc/blobs";
 import type { Logger } from "@voiceloc/log";
 import { GLOBAL_ARGS, type MediaToolkit } from "@voiceloc/media";
 import { z } from "zod";
@@ -26,13 +26,13 @@ export const SEGMENT_SECONDS = 10;
 const TARGET_DURATION = SEGMENT_SECONDS + 1;
 /** AAC bitrate of the stream (mono speech). */
 const AAC_KBPS = 64;
-export const STREAM_PLAYLIST = "index.m3u8";
-/** The blob folder of a book's stream. */
-export const streamPrefix = (taskId: string) => `streams/audiobook/${taskId}/`;
+export const STREAM_PLAYLIST = AUDIO_BOOK_STREAM_PLAYLIST;
+/** The blob folder of a book's stream (built in one place, @voiceloc/blobs, for the worker and the gateway). */
+export const streamPrefix = audioBookStreamPrefix;
 /** The blob key of a book's playlist. */
-export const streamPlaylistKey = (taskId: string) => `${streamPrefix(taskId)}${STREAM_PLAYLIST}`;
+export const streamPlaylistKey = (taskId: string) => audioBookStreamKey(taskId);
 /** The names a stream's segments may have (the gateway serves nothing else). */
-export const STREAM_PART_PATTERN = /^part-\d{5}-\d{3}\.ts$/;
+export const STREAM_PART_PATTERN = AUDIO_BOOK_STREAM_PART;
 
 const pad = (n: number, width: number) => String(n).padStart(width, "0");
 const partName = (chunk: number, segment: number) => `part-${pad(chunk, 5)}-${pad(segment, 3)}.ts`;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ChunkQueue, splitByWeight } from "./lanes.ts";
+import { leadLimits } from "./pipeline.ts";
 import { runPool } from "./pool.ts";
 import { BookTextError, chunkText, cutTextWithin, decodeText, normaliseText, speakableText } from "./text.ts";
 import { ENGLISH_BOOK } from "./testing/texts.ts";
@@ -151,6 +152,38 @@ describe("lanes: splitting and sharing the chunks", () => {
     expect(late.nextAfter(0, 1)).toBe(2);
     expect(late.take(1)).toBeUndefined(); // 950 left: lane 0's own encoder takes it sooner
     expect(late.nextAfter(0, 2)).toBe(3);
+  });
+});
+
+describe("a long book's lead: small first chunks, growing", () => {
+  it("cuts a long first chapter to 250, 500, 1,000, 2,000 characters, then to the plan's size, losing no words, the same every time", () => {
+    expect(leadLimits(10_000)).toEqual([250, 500, 1_000, 2_000, 4_000]);
+    expect(leadLimits(3_000)).toEqual([250, 500, 1_000]);
+    // Chunks under 3,000 characters: the first is spoken in about a second anyway, so no lead.
+    expect(leadLimits(2_999)).toEqual([]);
+    let book = "";
+    while (book.length < 30_000) book += `${normaliseText(ENGLISH_BOOK)}\n\n`;
+    book = normaliseText(book);
+    const limits = [...leadLimits(10_000), 10_000];
+    const chunks = cutTextWithin(book, limits);
+    for (const [i, chunk] of chunks.entries()) expect(chunk.length).toBeLessThanOrEqual(limits[i] ?? 10_000);
+    // Each lead chunk is filled to near its limit (a sentence or so short), so the first one is about 15 s of speech.
+    for (const [i, limit] of leadLimits(10_000).entries()) expect(chunks[i]!.length).toBeGreaterThan(limit * 0.6);
+    expect(chunks.length).toBeGreaterThan(5);
+    const words = (s: string) => s.split(/\s+/).filter(Boolean);
+    expect(chunks.flatMap(words)).toEqual(words(book));
+    expect(cutTextWithin(book, [...limits])).toEqual(chunks);
+  });
+
+  it("a chunk named alone ends its run: the lane's next chunk starts a new run (a new encoder)", () => {
+    const queue = new ChunkQueue([[0, 1, 2], [3, 4]], 2, () => 1, 0, [0]);
+    expect(queue.take(0)).toBe(0);
+    expect(queue.nextAfter(0, 0)).toBeUndefined(); // chunk 0's encoder ends with it
+    expect(queue.take(0)).toBe(1); // the lane goes on with its own list, in a new run
+    expect(queue.nextAfter(0, 1)).toBe(2);
+    expect(queue.take(1)).toBe(3);
+    expect(queue.nextAfter(1, 3)).toBe(4);
+    expect(queue.remaining).toBe(0);
   });
 });
 

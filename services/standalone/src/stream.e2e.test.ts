@@ -21,6 +21,7 @@ let runtime: Runtime;
 let base: string;
 let dir: { path: string; cleanup: () => Promise<void> };
 let ffprobe: string;
+let ffmpeg: string;
 const headers = { "API-KEY": KEY, "Content-Type": "application/json" };
 
 const PARAGRAPH = [
@@ -52,7 +53,7 @@ beforeAll(async () => {
     }),
     silentLogger(),
   );
-  ffprobe = (await resolveFfmpeg({ logger: silentLogger() })).ffprobe;
+  ({ ffprobe, ffmpeg } = await resolveFfmpeg({ logger: silentLogger() }));
 });
 
 afterAll(async () => {
@@ -82,6 +83,18 @@ const pause = () => new Promise<void>((resolve) => setTimeout(resolve, 100));
 async function probeJson(args: string[]): Promise<{ format?: { duration?: string }; streams?: Array<{ codec_name?: string }> }> {
   const { stdout } = await run(ffprobe, ["-v", "error", "-print_format", "json", "-show_format", "-show_streams", ...args], { maxBuffer: 16 * 1024 * 1024 });
   return JSON.parse(stdout) as { format?: { duration?: string }; streams?: Array<{ codec_name?: string }> };
+}
+
+/** A file played as a player would: decoded whole to 16 kHz mono samples; its length (s), loudness (dBFS RMS) and decoder complaints. */
+async function play(path: string): Promise<{ seconds: number; rmsDb: number; errors: string }> {
+  const { stdout, stderr } = await run(ffmpeg, ["-nostdin", "-v", "error", "-i", path, "-f", "s16le", "-ac", "1", "-ar", "16000", "-"], {
+    encoding: "buffer",
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  const samples = stdout.length >> 1;
+  let sum = 0;
+  for (let i = 0; i < samples; i++) sum += (stdout.readInt16LE(i * 2) / 32768) ** 2;
+  return { seconds: samples / 16000, rmsDb: 10 * Math.log10(sum / Math.max(1, samples) || 1e-12), errors: stderr.toString("utf8").trim() };
 }
 
 describe("listening to an audio book while it renders", () => {
@@ -121,6 +134,13 @@ describe("listening to an audio book while it renders", () => {
     const partInfo = await probeJson([partPath]);
     expect(partInfo.streams?.[0]?.codec_name).toBe("aac");
     expect(Number(partInfo.format?.duration)).toBeGreaterThan(2);
+    // It plays: every frame decodes, as long as it says, and it is speech, not silence.
+    const played = await play(partPath);
+    expect(played.errors).toBe("");
+    expect(played.seconds).toBeGreaterThan(2);
+    expect(Math.abs(played.seconds - Number(partInfo.format?.duration))).toBeLessThan(0.5);
+    expect(played.rmsDb).toBeGreaterThan(-35);
+    const openSeconds = playlist!.segments.reduce((sum, s) => sum + s.seconds, 0);
 
     // A part needs its own book's signature: none, or another book's, is refused.
     expect((await fetch(`${first.origin}${first.pathname}`)).status).toBe(403);
@@ -139,6 +159,8 @@ describe("listening to an audio book while it renders", () => {
     const bookSeconds = Number(book.format?.duration);
     const listed = closed.segments.reduce((sum, s) => sum + s.seconds, 0);
     expect(Math.abs(listed - bookSeconds)).toBeLessThan(2);
+    // The open playlist was listed while the book was still being spoken: it held only its beginning.
+    expect(openSeconds).toBeLessThan(bookSeconds / 2);
     // ffprobe reads the stream through by its URL, every part fetched over HTTP with its signature.
     const { stdout } = await run(
       ffprobe,

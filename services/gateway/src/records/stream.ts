@@ -1,12 +1,23 @@
 import { Readable } from "node:stream";
-import { BlobNotFoundError, verifyBlobSignature, type BlobStore, type SigningSecrets } from "@voiceloc/blobs";
+import {
+  AUDIO_BOOK_STREAM_PART,
+  AUDIO_BOOK_STREAM_PLAYLIST,
+  AUDIO_BOOK_STREAMS_PREFIX,
+  audioBookStreamKey as streamKey,
+  BlobNotFoundError,
+  SIGNED_FILES_PATH,
+  verifyBlobSignature,
+  type BlobStore,
+  type SigningSecrets,
+} from "@voiceloc/blobs";
 import type { GatewayApp } from "../http/context.ts";
 import { HttpProblem, NotFoundError } from "../http/errors.ts";
 import { createRouter } from "../http/router.ts";
 
 /**
  * The HLS stream of an audio book while it renders (written by the audio book worker's `stream.ts`
- * under `streams/audiobook/<id>/`: `index.m3u8` and `part-<chunk>-<segment>.ts`; keep both in step).
+ * under `streams/audiobook/<id>/`: `index.m3u8` and `part-<chunk>-<segment>.ts`; both build the keys
+ * with @voiceloc/blobs' `audioBookStreamKey`).
  *
  * The record's `stream_url` is the playlist's signed download link,
  * `/v1/files/streams/audiobook/<id>/index.m3u8?expires=…&signature=…` (1 hour, like `localized_file`).
@@ -14,12 +25,14 @@ import { createRouter } from "../http/router.ts";
  * `signature` added to each, and a part is served only with a valid signature of ITS book's playlist
  * key: a link opens one book's stream and nothing else (the id is part of the signed key).
  */
-const STREAM_PATH = /^\/v1\/files\/streams\/audiobook\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\/([^/]+)$/;
-const PART_NAME = /^part-\d{5}-\d{3}\.ts$/;
-const PLAYLIST = "index.m3u8";
+/** The signed files' path of a book's stream folder (`/v1/files/streams/audiobook/`). */
+const STREAMS_PATH = `${SIGNED_FILES_PATH}${AUDIO_BOOK_STREAMS_PREFIX}`;
+const STREAM_PATH = new RegExp(`^${STREAMS_PATH}([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})/([^/]+)$`);
+const PART_NAME = AUDIO_BOOK_STREAM_PART;
+const PLAYLIST = AUDIO_BOOK_STREAM_PLAYLIST;
 
 /** The blob key of an audio book's playlist (the key its stream links are signed for). */
-export const audioBookStreamKey = (id: string) => `streams/audiobook/${id}/${PLAYLIST}`;
+export const audioBookStreamKey = (id: string) => streamKey(id);
 
 /** Progress at which the worker has spoken a first chunk (its speech band starts at 20). */
 const SPEAKING_FROM = 20;
@@ -55,7 +68,7 @@ async function readText(blobs: BlobStore, key: string): Promise<string | undefin
 /** `GET|HEAD /v1/files/streams/audiobook/<id>/<index.m3u8 | part>`: mount before the signed file downloads. */
 export function streamRoutes(blobs: BlobStore, secret: SigningSecrets): GatewayApp {
   const app = createRouter();
-  app.on(["GET", "HEAD"], "/v1/files/streams/audiobook/*", async (c, next) => {
+  app.on(["GET", "HEAD"], `${STREAMS_PATH}*`, async (c, next) => {
     const match = STREAM_PATH.exec(new URL(c.req.url).pathname);
     if (match === null) return next();
     const [, id, name] = match as unknown as [string, string, string];
@@ -70,7 +83,7 @@ export function streamRoutes(blobs: BlobStore, secret: SigningSecrets): GatewayA
         verdict.reason === "expired" ? "This stream link has expired; read the audio book again for a fresh stream_url" : "This stream link is not valid",
       );
     }
-    const key = `streams/audiobook/${id}/${name}`;
+    const key = streamKey(id, name);
     if (name === PLAYLIST) {
       const stored = await readText(blobs, key);
       const query = `?expires=${encodeURIComponent(expires ?? "")}&signature=${encodeURIComponent(signature ?? "")}`;
