@@ -1,3 +1,4 @@
+import { readBoundedText } from "./http-body.ts";
 import type { Logger } from "@voiceloc/log";
 import type { Language } from "./languages.ts";
 import { isRecord } from "./openai-common.ts";
@@ -95,24 +96,13 @@ export async function discoverOpenAiTtsVoices(options: DiscoverVoicesOptions): P
       signal: AbortSignal.timeout(options.timeoutMs ?? 15_000),
       redirect: "error",
     });
-    if (!response.ok || Number(response.headers.get("content-length") ?? "0") > MAX_LIST_BYTES || !response.body) {
+    if (!response.ok) {
       await response.body?.cancel().catch(() => undefined);
       return undefined;
     }
-    const reader = response.body.getReader();
-    const chunks: Uint8Array[] = [];
-    let size = 0;
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      size += value.byteLength;
-      if (size > MAX_LIST_BYTES) {
-        await reader.cancel().catch(() => undefined);
-        return undefined;
-      }
-      chunks.push(value);
-    }
-    return JSON.parse(Buffer.concat(chunks).toString("utf8")) as unknown;
+    const text = await readBoundedText(response, MAX_LIST_BYTES);
+    if (!text) return undefined;
+    return JSON.parse(text) as unknown;
   };
   const attempt = async (path: string, pick: (json: unknown) => string[]): Promise<string[]> => {
     try {

@@ -1,3 +1,4 @@
+import { readBoundedText } from "./http-body.ts";
 import { createWriteStream } from "node:fs";
 import { rm } from "node:fs/promises";
 import { Readable, Transform } from "node:stream";
@@ -107,28 +108,6 @@ function listedVoice(id: string, config: unknown): ListedVoice {
   };
 }
 
-/** Reads at most `limit` bytes of a response body as text; undefined when it is longer. */
-async function boundedText(response: Response, limit: number): Promise<string | undefined> {
-  if (Number(response.headers.get("content-length") ?? "0") > limit || !response.body) {
-    await response.body?.cancel().catch(() => undefined);
-    return response.body ? undefined : "";
-  }
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel().catch(() => undefined);
-      return undefined;
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString("utf8");
-}
-
 /**
  * Makes the Piper engine: reads the server's voice list (bounded in size and time) and offers the
  * configured voices it holds, or all of its voices in the service's languages. Throws
@@ -221,7 +200,7 @@ export async function createPiperTtsEngine(options: PiperTtsOptions): Promise<Tt
     const timeout = AbortSignal.timeout(options.listTimeoutMs ?? 15_000);
     try {
       const response = await doFetch(`${root}/voices`, { headers: { accept: "application/json" }, signal: timeout, redirect: "error" });
-      const text = await boundedText(response, MAX_LIST_BYTES);
+      const text = await readBoundedText(response, MAX_LIST_BYTES);
       if (!response.ok) {
         log.warn({ status: response.status, detail: text === undefined ? undefined : serviceMessage(text) }, "the Piper server refused its voice list");
         return undefined;
@@ -280,7 +259,7 @@ export async function createPiperTtsEngine(options: PiperTtsOptions): Promise<Tt
       throw failed(error);
     }
     if (!response.ok) {
-      const text = await boundedText(response, 64 * 1024).catch(() => undefined);
+      const text = await readBoundedText(response, 64 * 1024).catch(() => undefined);
       const detail = text === undefined ? undefined : serviceMessage(text);
       const said = detail === undefined ? "" : `: ${detail}`;
       const status = response.status;

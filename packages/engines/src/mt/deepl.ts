@@ -1,3 +1,4 @@
+import { readBoundedText } from "../http-body.ts";
 import { LANGUAGE_CODES } from "@voiceloc/contracts";
 import type { Logger } from "@voiceloc/log";
 import { LANGUAGES, type Language } from "../languages.ts";
@@ -112,26 +113,9 @@ export function deeplFailure(status: number, body: string, headers: Headers, pai
 
 /** Reads at most `limit` bytes of a response body as text; more is a bad response. */
 async function readBounded(response: Response, limit: number): Promise<string> {
-  const declared = Number(response.headers.get("content-length") ?? "0");
-  if (declared > limit || response.body === null) {
-    await response.body?.cancel().catch(() => undefined);
-    if (declared > limit) throw new TranslationServiceError("TRANSLATION_SERVICE_BAD_RESPONSE", `${WHO} sent an answer that is far too large.`, { status: response.status });
-    return "";
-  }
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel().catch(() => undefined);
-      throw new TranslationServiceError("TRANSLATION_SERVICE_BAD_RESPONSE", `${WHO} sent an answer that is far too large.`, { status: response.status });
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString("utf8");
+  const text = await readBoundedText(response, limit);
+  if (text === undefined) throw new TranslationServiceError("TRANSLATION_SERVICE_BAD_RESPONSE", `${WHO} sent an answer that is far too large.`, { status: response.status });
+  return text;
 }
 
 /** A listed code for one of our languages: "EN", "en-us", "PT-BR", "ZH-HANS" all name their base language. */

@@ -1,3 +1,4 @@
+import { readBoundedText } from "../http-body.ts";
 import { openAsBlob } from "node:fs";
 import { mkdtemp, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -72,25 +73,6 @@ function finiteNumber(value: unknown): number | undefined {
   return Number.isFinite(n) ? n : undefined;
 }
 
-
-/** Reads a response body as text, refusing more than `maxBytes`. */
-async function readLimitedText(response: Response, maxBytes: number): Promise<string | undefined> {
-  if (!response.body) return "";
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > maxBytes) {
-      await reader.cancel().catch(() => undefined);
-      return undefined;
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString("utf8");
-}
 
 export interface ParsedVerboseTranscription {
   segments: TranscriptSegment[];
@@ -265,7 +247,7 @@ export function createOpenAiTranscriber(options: OpenAiTranscriberOptions): SttE
           signal,
           redirect: "error",
         });
-        body = await readLimitedText(response, response.ok ? MAX_RESPONSE_BYTES : 64 * 1024);
+        body = await readBoundedText(response, response.ok ? MAX_RESPONSE_BYTES : 64 * 1024);
       } catch (error) {
         throw failed(error);
       }
