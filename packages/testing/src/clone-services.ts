@@ -189,7 +189,8 @@ export function standInSpeech(text: string, pitchHz: number, rate: number): Int1
   return out;
 }
 
-function wavBytes(samples: Int16Array, rate: number): Buffer {
+/** A PCM 16-bit mono WAV of `samples`. */
+export function pcm16Wav(samples: Int16Array, rate: number): Buffer {
   const data = Buffer.from(samples.buffer, samples.byteOffset, samples.byteLength);
   const header = Buffer.alloc(44);
   header.write("RIFF", 0, "ascii");
@@ -416,7 +417,7 @@ export async function startElevenLabsStandIn(options: ElevenLabsStandInOptions):
       const rate = Number(rateText);
       const samples = standInSpeech(text, voice.pitchHz, rate);
       m.speeches.push({ voice: id, spokenBy: id, pitchHz: voice.pitchHz, text, language: typeof language === "string" ? language : undefined, model, sampleRate: rate });
-      if (codec === "wav") return send(res, 200, wavBytes(samples, rate), { "content-type": "audio/wav" });
+      if (codec === "wav") return send(res, 200, pcm16Wav(samples, rate), { "content-type": "audio/wav" });
       return send(res, 200, Buffer.from(samples.buffer, samples.byteOffset, samples.byteLength), { "content-type": "audio/pcm" });
     },
     (name, res) => {
@@ -539,7 +540,7 @@ export async function startVoiceLibraryStandIn(options: VoiceLibraryStandInOptio
           // The real server speaks an unknown voice in its default voice, without an error.
           const pitch = voice?.pitchHz ?? defaultPitch;
           m.speeches.push({ voice: typeof asked === "string" ? asked : "", spokenBy: voice?.id ?? "default", pitchHz: pitch, text: input, language: voice?.language ?? "en", sampleRate: LIBRARY_RATE });
-          return send(res, 200, wavBytes(standInSpeech(input.trim(), pitch, LIBRARY_RATE), LIBRARY_RATE), { "content-type": "audio/wav" });
+          return send(res, 200, pcm16Wav(standInSpeech(input.trim(), pitch, LIBRARY_RATE), LIBRARY_RATE), { "content-type": "audio/wav" });
         }
       }
     },

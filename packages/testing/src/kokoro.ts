@@ -9,8 +9,7 @@
  *
  * Each voice "speaks" a tone at its own pitch, so a test tells by the audio which voice spoke.
  */
-import { standInSpeech } from "./clone-services.ts";
-import { pcm16Wav } from "./piper.ts";
+import { pcm16Wav, standInSpeech } from "./clone-services.ts";
 import { sendJson, startEngineStandIn, type EngineStandIn } from "./stand-in-server.ts";
 
 export type KokoroRoute = "voices" | "models" | "speech";

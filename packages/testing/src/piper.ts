@@ -9,7 +9,7 @@
  * Each voice "speaks" a tone at its own pitch (a speaker of a multi-speaker voice a little higher per
  * speaker), so a test tells by the audio's pitch which voice spoke.
  */
-import { standInSpeech } from "./clone-services.ts";
+import { pcm16Wav, standInSpeech } from "./clone-services.ts";
 import { sendJson, startEngineStandIn, type EngineStandIn } from "./stand-in-server.ts";
 
 export type PiperRoute = "synthesize" | "voices";
@@ -48,26 +48,6 @@ export interface PiperStandIn extends EngineStandIn<PiperRoute> {
 const HTML_500 = '<!doctype html>\n<html lang=en>\n<title>500 Internal Server Error</title>\n<h1>Internal Server Error</h1>\n<p>The server encountered an internal error and was unable to complete your request. Either the server is overloaded or there is an error in the application.</p>\n';
 const HTML_404 = '<!doctype html>\n<html lang=en>\n<title>404 Not Found</title>\n<h1>Not Found</h1>\n<p>The requested URL was not found on the server. If you entered the URL manually please check your spelling and try again.</p>\n';
 const HTML_405 = '<!doctype html>\n<html lang=en>\n<title>405 Method Not Allowed</title>\n<h1>Method Not Allowed</h1>\n<p>The method is not allowed for the requested URL.</p>\n';
-
-/** A PCM 16-bit mono WAV of `samples`. */
-export function pcm16Wav(samples: Int16Array, rate: number): Buffer {
-  const data = Buffer.from(samples.buffer, samples.byteOffset, samples.byteLength);
-  const header = Buffer.alloc(44);
-  header.write("RIFF", 0, "ascii");
-  header.writeUInt32LE(36 + data.length, 4);
-  header.write("WAVE", 8, "ascii");
-  header.write("fmt ", 12, "ascii");
-  header.writeUInt32LE(16, 16);
-  header.writeUInt16LE(1, 20);
-  header.writeUInt16LE(1, 22);
-  header.writeUInt32LE(rate, 24);
-  header.writeUInt32LE(rate * 2, 28);
-  header.writeUInt16LE(2, 32);
-  header.writeUInt16LE(16, 34);
-  header.write("data", 36, "ascii");
-  header.writeUInt32LE(data.length, 40);
-  return Buffer.concat([header, data]);
-}
 
 /** The `.onnx.json` config the server lists for a voice (the parts a client reads, and a phoneme map). */
 function voiceConfig(voice: PiperStandInVoice, rate: number): Record<string, unknown> {
