@@ -15,3 +15,4 @@ export { type EngineFault, type EngineStandIn, type EngineStandInRequest } from 
 export * from "./openai-dubbing.ts";
 export * from "./dialogue.ts";
 export * from "./epub.ts";
+export { buildZip, type ZipEntry } from "./zip.ts";

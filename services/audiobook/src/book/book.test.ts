@@ -3,7 +3,7 @@ import { BookTextError } from "../text.ts";
 import { BookInputError, readBook, type Book } from "./index.ts";
 import { looksLikeMarkdown } from "./sniff.ts";
 import { epub2, epub3, epubHead, epubOf, HTML_BOOK, MARKDOWN_BOOK, prose, xhtml } from "./testing/books.ts";
-import { buildZip } from "./testing/zip-writer.ts";
+import { buildZip } from "@voiceloc/testing";
 
 const LIMITS = { maxCharacters: 1_000_000, maxUnpackedBytes: 50_000_000 };
 const read = (bytes: Buffer | string) => readBook(typeof bytes === "string" ? Buffer.from(bytes) : bytes, LIMITS);

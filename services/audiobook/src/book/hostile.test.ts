@@ -8,7 +8,7 @@ import { resolve } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { BookInputError, readBook } from "./index.ts";
 import { deflatedZeros, epubHead, epubOf, prose, xhtml } from "./testing/books.ts";
-import { buildZip, type ZipEntry } from "./testing/zip-writer.ts";
+import { buildZip, type ZipEntry } from "@voiceloc/testing";
 
 const LIMITS = { maxCharacters: 1_000_000, maxUnpackedBytes: 32_000_000 };
 const MB = 1_000_000;

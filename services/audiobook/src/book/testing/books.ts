@@ -4,7 +4,7 @@
  * entries, zip-slip names). Built in code with the test ZIP writer.
  */
 import { createDeflateRaw } from "node:zlib";
-import { buildZip, type ZipEntry } from "./zip-writer.ts";
+import { buildZip, type ZipEntry } from "@voiceloc/testing";
 
 /** Prose paragraphs of a chapter: distinct, recognisable sentences ("Chapter two, sentence three."). */
 export function prose(label: string, paragraphs = 2, sentences = 4): string[] {
