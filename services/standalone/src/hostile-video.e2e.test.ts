@@ -7,49 +7,16 @@
  * starts stay far below 1.5 GB; and an honest video sent right after, to the same running process,
  * is subtitled or dubbed as usual.
  */
-import { readdir, readFile, writeFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort, makeHugeFrameVideo, makeSpeechWav, makeTestVideo, tempDir, withClaimedMp4PictureSize } from "@voiceloc/testing";
 import { runProcess } from "@voiceloc/media";
-import { logLines, signalAndWait, startService, type ServiceProcess } from "./testing/processes.ts";
+import { logLines, peakResidentBytes, signalAndWait, startService, treeResidentBytes, type ServiceProcess } from "./testing/processes.ts";
 
 const KEY = "hostile-video-key-alice-1";
 const headers = { "API-KEY": KEY, "Content-Type": "application/json" };
 const GiB = 1024 * 1024 * 1024;
-const PAGE = 4096;
-
-/** Resident bytes of `pid` and every process descending from it, read from /proc. */
-async function treeResidentBytes(pid: number): Promise<number> {
-  const parents = new Map<number, number>();
-  const resident = new Map<number, number>();
-  for (const name of await readdir("/proc")) {
-    if (!/^\d+$/.test(name)) continue;
-    const stat = await readFile(`/proc/${name}/stat`, "utf8").catch(() => "");
-    // pid (comm) state ppid … rss is field 24; comm may hold spaces, so count from its closing parenthesis.
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    if (fields.length < 22) continue;
-    parents.set(Number(name), Number(fields[1]));
-    resident.set(Number(name), Number(fields[21]) * PAGE);
-  }
-  let total = 0;
-  for (const [candidate, bytes] of resident) {
-    for (let at: number | undefined = candidate; at !== undefined && at > 1; at = parents.get(at)) {
-      if (at === pid) {
-        total += bytes;
-        break;
-      }
-    }
-  }
-  return total;
-}
-
-/** The peak resident set (VmHWM) the kernel recorded for one process. */
-async function peakResidentBytes(pid: number): Promise<number> {
-  const status = await readFile(`/proc/${pid}/status`, "utf8");
-  const kb = /VmHWM:\s+(\d+) kB/.exec(status)?.[1];
-  return Number(kb) * 1024;
-}
 
 const REFUSAL =
   "The video's picture is 16000×16000 pixels (256 megapixels), more than the 35.4 megapixels this service takes (MAX_VIDEO_PIXELS): send a smaller video.";

@@ -2,7 +2,7 @@
  * Test helpers: the entry point (main.ts) run as a child process per service, as a mesh runs it.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { readdir } from "node:fs/promises";
+import { readdir, readFile } from "node:fs/promises";
 import { blobRootFor, createFsBlobStore } from "@voiceloc/blobs";
 import { createNatsBus } from "@voiceloc/bus";
 import { loadConfig } from "@voiceloc/config";
@@ -161,3 +161,38 @@ export async function startSampledGateway(
     },
   };
 }
+
+const PAGE = 4096;
+
+/** Resident bytes of `pid` and every process descending from it, read from /proc. */
+export async function treeResidentBytes(pid: number): Promise<number> {
+  const parents = new Map<number, number>();
+  const resident = new Map<number, number>();
+  for (const name of await readdir("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    const stat = await readFile(`/proc/${name}/stat`, "utf8").catch(() => "");
+    // pid (comm) state ppid … rss is field 24; comm may hold spaces, so count from its closing parenthesis.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    if (fields.length < 22) continue;
+    parents.set(Number(name), Number(fields[1]));
+    resident.set(Number(name), Number(fields[21]) * PAGE);
+  }
+  let total = 0;
+  for (const [candidate, bytes] of resident) {
+    for (let at: number | undefined = candidate; at !== undefined && at > 1; at = parents.get(at)) {
+      if (at === pid) {
+        total += bytes;
+        break;
+      }
+    }
+  }
+  return total;
+}
+
+/** The peak resident set (VmHWM) the kernel recorded for one process. */
+export async function peakResidentBytes(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, "utf8");
+  const kb = /VmHWM:\s+(\d+) kB/.exec(status)?.[1];
+  return Number(kb) * 1024;
+}
+
