@@ -175,6 +175,9 @@ export class BookStream {
           "-i", mp3Path,
           "-map", "0:a:0",
           "-c:a", "aac",
+          // The fast coder: a third of the default's CPU (measured: 0.47 s against 1.50 s per 92 s of
+          // speech), heard the same on mono speech at 64 kb/s; the stream runs beside the speaking lanes.
+          "-aac_coder", "fast",
           "-b:a", `${AAC_KBPS}k`,
           "-ac", "1",
           "-f", "segment",
