@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createMatchCloneEngine, createOpenAiTranscriber, createSttRegistry, readPcm16Wav, trackPitch } from "@voiceloc/engines";
 import { GLOBAL_ARGS, inputArgs, AUDIO_CLIP_DEMUXERS, WAV_DEMUXERS } from "@voiceloc/media";
+import { createLogger } from "@voiceloc/log";
 import { freePort, makeSpeechWav, tempDir } from "@voiceloc/testing";
 import { createStack, startService, type ServiceHarness, type Stack } from "./testing/harness.ts";
 
@@ -35,7 +36,12 @@ let server: Server;
 let h: ServiceHarness;
 /** The same service with the offline `match` cloning engine. */
 let cloning: ServiceHarness;
-let answer: { duration: number; segments: { start: number; end: number; text: string }[] } = { duration: 0, segments: [] };
+let answer: { duration: number; segments: { start: number; end: number; text: string; speaker?: string }[] } = { duration: 0, segments: [] };
+/** The `response_format` of every transcription request, in order. */
+const formats: string[] = [];
+/** The service whose recogniser is a diarizing model, and the lines it logged. */
+let diarizing: ServiceHarness;
+const diarizingLog: Array<Record<string, unknown>> = [];
 
 async function makeInput(name: string, lines: Line[]): Promise<Input> {
   const scratch = join(root.path, ".scratch");
@@ -106,15 +112,29 @@ beforeAll(async () => {
   root = await tempDir("voiceloc-voice-stream-dub-");
   const port = await freePort();
   server = createServer((req, res) => {
-    req.resume();
+    const body: Buffer[] = [];
+    req.on("data", (chunk: Buffer) => body.push(chunk));
     req.on("end", () => {
+      const format = /name="response_format"\r\n\r\n([a-z_]+)/.exec(Buffer.concat(body).toString("latin1"))?.[1] ?? "";
+      formats.push(format);
       res.writeHead(200, { "content-type": "application/json" });
+      if (format === "diarized_json") {
+        // OpenAI's diarized transcription: segments with a speaker label, no word times.
+        res.end(JSON.stringify({
+          task: "transcribe",
+          duration: answer.duration,
+          text: answer.segments.map((s) => s.text).join(" "),
+          segments: answer.segments.map((s, id) => ({ type: "transcript.text.segment", id: `seg_${id}`, start: s.start, end: s.end, text: s.text, speaker: s.speaker ?? "A" })),
+          usage: { type: "duration", seconds: Math.ceil(answer.duration) },
+        }));
+        return;
+      }
       res.end(JSON.stringify({
         task: "transcribe",
         language: "english",
         duration: answer.duration,
         text: answer.segments.map((s) => s.text).join(" "),
-        segments: answer.segments.map((s, id) => ({ id, seek: 0, ...s, tokens: [], temperature: 0, avg_logprob: -0.2, compression_ratio: 1.2, no_speech_prob: 0.01 })),
+        segments: answer.segments.map(({ speaker: _, ...s }, id) => ({ id, seek: 0, ...s, tokens: [], temperature: 0, avg_logprob: -0.2, compression_ratio: 1.2, no_speech_prob: 0.01 })),
       }));
     });
   });
@@ -123,11 +143,15 @@ beforeAll(async () => {
   stack = { ...stack, stt };
   h = await startService(stack, { mediaRoot: root.path });
   cloning = await startService(stack, { mediaRoot: root.path, clones: createMatchCloneEngine({ registry: stack.tts, media: stack.media, logger: stack.logger }) });
+  const logger = createLogger({ level: "info", destination: { write: (line: string) => void diarizingLog.push(JSON.parse(line) as Record<string, unknown>) } });
+  const diarizingStt = createSttRegistry([createOpenAiTranscriber({ baseUrl: `http://127.0.0.1:${port}`, apiKey: "sk-test", model: "gpt-4o-transcribe-diarize", logger, media: stack.media })]);
+  diarizing = await startService({ ...stack, logger, stt: diarizingStt }, { mediaRoot: root.path });
 }, 120_000);
 
 afterAll(async () => {
   await h?.cleanup();
   await cloning?.cleanup();
+  await diarizing?.cleanup();
   await new Promise((resolve) => server?.close(resolve));
   await root?.cleanup();
 });
@@ -156,6 +180,40 @@ describe("dubbing timing and a voice per speaker", () => {
     expect(median([a1, a2]) / median([b1, b2]), `speakers: ${median([a1, a2])} and ${median([b1, b2])} Hz`).toBeGreaterThanOrEqual(1.25);
     expect(end.timing).toEqual({ lines_sped_up: 0, largest_factor: 1 });
   }, 300_000);
+
+  it("a recogniser that tells speakers apart is followed: one voice's lines it labels A and B are spoken by two voices, each the same for its lines", async () => {
+    // One voice throughout: grouped by voice features it is one speaker; the diarizing model says two.
+    const input = await makeInput("diarized.wav", [
+      { voice: "flite:slt", text: "The weather is very nice today.", pause: 1.2 },
+      { voice: "flite:slt", text: "The train leaves at nine in the morning.", pause: 1.2 },
+      { voice: "flite:slt", text: "I would like a cup of hot coffee please.", pause: 1.2 },
+      { voice: "flite:slt", text: "Please close the door when you go out.", pause: 1.0 },
+    ]);
+    const labels = ["A", "B", "A", "B"];
+    answer = { duration: input.duration, segments: input.lines.map((l, i) => ({ start: l.start, end: l.end, text: l.text, speaker: labels[i] })) };
+    formats.length = 0;
+    const id = await diarizing.submit({ file: input.path.slice(root.path.length + 1), source: "English", target: "English" });
+    const end = await diarizing.finished(id, 240_000);
+    expect(end.status, end.error ?? "").toBe("completed");
+    expect(formats).toEqual(["diarized_json"]);
+    const audio = await decode(await diarizing.download(end.result_key ?? ""));
+    const [a1, b1, a2, b2] = input.lines.map((line, i) => median(pitches(audio, line.start, input.lines[i + 1]?.start ?? input.duration))) as [number, number, number, number];
+    expect(Math.abs(a1 - a2) / Math.max(a1, a2), `A lines: ${a1} and ${a2} Hz`).toBeLessThanOrEqual(0.12);
+    expect(Math.abs(b1 - b2) / Math.max(b1, b2), `B lines: ${b1} and ${b2} Hz`).toBeLessThanOrEqual(0.12);
+    // Two voices, heard apart: more than the 12 % one voice's lines may differ.
+    const [a, b] = [median([a1, a2]), median([b1, b2])];
+    expect(Math.max(a, b) / Math.min(a, b), `A ${a} Hz, B ${b} Hz`).toBeGreaterThan(1.12);
+    const grouped = diarizingLog.find((l) => l.taskId === id && l.msg === "lines grouped by speaker");
+    expect(grouped).toMatchObject({ speakers: 2, by: "recogniser" });
+    const chosen = diarizingLog.find((l) => l.taskId === id && l.msg === "a voice per speaker")?.voices as string[] | undefined;
+    expect(new Set(chosen).size, String(chosen)).toBe(2);
+
+    // The same recording from a recogniser without speakers: grouped by voice, one speaker, one voice.
+    answer = { duration: input.duration, segments: input.lines.map((l) => ({ start: l.start, end: l.end, text: l.text })) };
+    const { audio: single } = await dub(input);
+    const all = input.lines.map((line, i) => median(pitches(single, line.start, input.lines[i + 1]?.start ?? input.duration)));
+    expect(Math.max(...all) / Math.min(...all), `${all.join(", ")} Hz`).toBeLessThanOrEqual(1.12);
+  }, 420_000);
 
   it("speakers: one speaks every line in one voice", async () => {
     const input = await makeInput("one-voice.wav", [

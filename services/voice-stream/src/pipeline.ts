@@ -60,6 +60,7 @@ import {
   summarizeTiming,
   type ClipSlot,
   type MergeOptions,
+  type TimedText,
   type SpeakingRate,
   type TimingOptions,
 } from "./timing.ts";
@@ -130,6 +131,15 @@ interface Clip {
 const TRANSCRIPT = "transcript.json";
 /** The input's own speech (its first minutes, decoded) kept for a clone of it, so a redelivery makes the same voice without the input. */
 const INPUT_SAMPLE = "clone-sample.wav";
+/** The recogniser's speaker labels as speaker numbers, 0 for the first label heard, 1 for the next new one, … */
+export function engineSpeakers(labels: readonly string[]): number[] {
+  const numbers = new Map<string, number>();
+  return labels.map((label) => {
+    if (!numbers.has(label)) numbers.set(label, numbers.size);
+    return numbers.get(label)!;
+  });
+}
+
 /** One speaker's own lines (speaker `n`), kept as the sample of their clone. */
 const speakerSample = (speaker: number) => `clone-sample-speaker-${speaker}.wav`;
 /** Line-by-line translation with a length budget per line (a language model translates). */
@@ -326,7 +336,7 @@ export function createVoiceStreamHandler(deps: VoiceStreamPipelineDeps): TaskHan
       }
       const merged = mergeSegments(
         transcript.segments
-          .map((s) => ({ start: Math.max(0, s.start), end: Math.max(s.start, s.end), text: s.text.trim() }))
+          .map((s) => ({ start: Math.max(0, s.start), end: Math.max(s.start, s.end), text: s.text.trim(), ...(s.speaker === undefined ? {} : { speaker: s.speaker }) }))
           .filter((s) => s.text !== "" && s.start < speech.durationSeconds),
         deps.merge,
       );
@@ -353,16 +363,21 @@ export function createVoiceStreamHandler(deps: VoiceStreamPipelineDeps): TaskHan
    * grouped by their voice features). With use_voice_clone and no sample, each speaker's own lines are
    * checkpointed as the sample of their clone.
    */
-  async function lines(merged: readonly { start: number; end: number; text: string }[], speechPath: string, task: VoiceStreamWork, ctx: TaskContext) {
+  async function lines(merged: readonly TimedText[], speechPath: string, task: VoiceStreamWork, ctx: TaskContext) {
     const audio = await readPcm16Wav(speechPath);
-    if (audio === undefined) return { segments: [...merged], pitches: undefined };
+    if (audio === undefined) return { segments: merged.map(({ speaker: _, ...line }) => line), pitches: undefined };
     const refined = refineStarts(merged, detectSpeech(audio.samples, audio.sampleRate));
-    if (task.speakers === "one") return { segments: refined, pitches: undefined };
+    if (task.speakers === "one") return { segments: refined.map(({ speaker: _, ...line }) => line), pitches: undefined };
     const features = refined.map((l) => lineFeatures(audio.samples, audio.sampleRate, l.start, l.end));
-    const labels = clusterSpeakers(features);
+    // The recogniser's speakers when it labels every line (a diarizing model), else grouped by voice features.
+    const fromEngine = refined.every((l) => l.speaker !== undefined);
+    const labels = fromEngine ? engineSpeakers(refined.map((l) => l.speaker!)) : clusterSpeakers(features);
     const pitches = speakerPitches(labels, features);
-    const segments = refined.map((l, i) => ({ ...l, speaker: labels[i] ?? 0 }));
-    ctx.logger.info({ speakers: pitches.length, pitches: pitches.map((p) => (p === null ? null : Math.round(p))) }, "lines grouped by speaker");
+    const segments = refined.map(({ speaker: _, ...l }, i) => ({ ...l, speaker: labels[i] ?? 0 }));
+    ctx.logger.info(
+      { speakers: pitches.length, by: fromEngine ? "recogniser" : "voice features", pitches: pitches.map((p) => (p === null ? null : Math.round(p))) },
+      "lines grouped by speaker",
+    );
     if (clonesInput(task) && pitches.length > 1) {
       for (let speaker = 0; speaker < pitches.length; speaker++) {
         const parts = segments.filter((l) => l.speaker === speaker).map((l) => audio.samples.subarray(Math.floor(l.start * audio.sampleRate), Math.ceil(l.end * audio.sampleRate)));

@@ -56,6 +56,18 @@ describe("mergeSegments", () => {
     ]);
   });
 
+  it("never joins lines the recogniser gives to different speakers, and keeps each line's speaker", () => {
+    const merged = mergeSegments([
+      { start: 0.1, end: 1.0, text: "are you coming", speaker: "A" },
+      { start: 1.1, end: 1.6, text: "yes", speaker: "B" },
+      { start: 1.7, end: 2.5, text: "right now", speaker: "B" },
+    ]);
+    expect(merged).toEqual([
+      { start: 0.1, end: 1.0, text: "are you coming", speaker: "A" },
+      { start: 1.1, end: 2.5, text: "yes right now", speaker: "B" },
+    ]);
+  });
+
   it("stops merging at the longest allowed segment", () => {
     const pieces = Array.from({ length: 6 }, (_, i) => ({ start: i * 5, end: i * 5 + 5, text: `p${i}` }));
     const merged = mergeSegments(pieces, { maxSeconds: 12 });

@@ -118,6 +118,8 @@ export interface TimedText {
   start: number;
   end: number;
   text: string;
+  /** The recogniser's label of who speaks, when it tells speakers apart. */
+  speaker?: string;
 }
 
 export interface MergeOptions {
@@ -130,7 +132,8 @@ export interface MergeOptions {
 /**
  * Joins segments the recogniser cut out of one utterance (subtitle-sized pieces with no pause between
  * them) back together, so each is translated and spoken as a whole phrase rather than in halves.
- * Segments separated by a real pause stay apart: that is where the original's timing is kept.
+ * Segments separated by a real pause stay apart: that is where the original's timing is kept, and so
+ * do segments the recogniser gives to different speakers.
  */
 export function mergeSegments(segments: readonly TimedText[], options: MergeOptions = {}): TimedText[] {
   const maxGap = options.maxGapSeconds ?? 0.3;
@@ -138,11 +141,11 @@ export function mergeSegments(segments: readonly TimedText[], options: MergeOpti
   const merged: TimedText[] = [];
   for (const segment of segments) {
     const last = merged.at(-1);
-    if (last !== undefined && segment.start - last.end <= maxGap && segment.end - last.start <= maxSeconds) {
+    if (last !== undefined && last.speaker === segment.speaker && segment.start - last.end <= maxGap && segment.end - last.start <= maxSeconds) {
       last.end = Math.max(last.end, segment.end);
       last.text = `${last.text} ${segment.text}`;
     } else {
-      merged.push({ start: segment.start, end: segment.end, text: segment.text });
+      merged.push({ start: segment.start, end: segment.end, text: segment.text, ...(segment.speaker === undefined ? {} : { speaker: segment.speaker }) });
     }
   }
   return merged;

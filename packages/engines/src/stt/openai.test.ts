@@ -9,7 +9,7 @@ import { freePort, makeSpeechWav, makeTestVideo, tempDir } from "@voiceloc/testi
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { LANGUAGES } from "../languages.ts";
 import { RecognitionNotSupportedError, RecognitionServiceError, SttConfigError } from "./errors.ts";
-import { createOpenAiTranscriber, parseVerboseTranscription, TRANSCRIPTION_LANGUAGE_CODES, type OpenAiTranscriberOptions } from "./openai.ts";
+import { createOpenAiTranscriber, diarizes, parseVerboseTranscription, TRANSCRIPTION_LANGUAGE_CODES, type OpenAiTranscriberOptions } from "./openai.ts";
 import { createPocketsphinxEngine } from "./pocketsphinx.ts";
 import { createSttRegistry } from "./registry.ts";
 import type { SttEngine } from "./types.ts";
@@ -287,6 +287,26 @@ describe("OpenAI-compatible transcription", () => {
       durationSeconds: 3.5,
       skipped: 1,
     });
+  });
+
+  it("reads a diarizing model's speakers (diarized_json), and asks that format only of such a model", () => {
+    const diarized = {
+      task: "transcribe",
+      duration: 4,
+      text: "Hello. Hi there.",
+      segments: [
+        { type: "transcript.text.segment", id: "seg_0", start: 0, end: 1.5, text: "Hello.", speaker: "A" },
+        { type: "transcript.text.segment", id: "seg_1", start: 2, end: 3.5, text: "Hi there.", speaker: "B" },
+        { type: "transcript.text.segment", id: "seg_2", start: 3.5, end: 4, text: "Mm.", speaker: "  " },
+      ],
+    };
+    expect(parseVerboseTranscription(diarized)?.segments).toEqual([
+      { start: 0, end: 1.5, text: "Hello.", speaker: "A" },
+      { start: 2, end: 3.5, text: "Hi there.", speaker: "B" },
+      { start: 3.5, end: 4, text: "Mm." },
+    ]);
+    expect(diarizes("gpt-4o-transcribe-diarize")).toBe(true);
+    expect(diarizes("whisper-1")).toBe(false);
   });
 });
 

@@ -82,9 +82,14 @@ export interface ParsedVerboseTranscription {
   skipped: number;
 }
 
+/** A model that tells speakers apart (OpenAI's `gpt-4o-transcribe-diarize`): asked for `diarized_json`. */
+export function diarizes(model: string): boolean {
+  return /diariz/i.test(model);
+}
+
 /**
- * Reads a `verbose_json` transcription without trusting its shape: `segments[].start/end/text`, or
- * only `text` when the service sent no segments (then one segment spans the stated duration).
+ * Reads a `verbose_json` transcription (or a `diarized_json` one: the same segments, each with its
+ * `speaker`) without trusting its shape: `segments[].start/end/text`, or only `text` when the service sent no segments (then one segment spans the stated duration).
  * Returns undefined when the answer is not a transcription at all.
  */
 export function parseVerboseTranscription(json: unknown): ParsedVerboseTranscription | undefined {
@@ -102,7 +107,9 @@ export function parseVerboseTranscription(json: unknown): ParsedVerboseTranscrip
         skipped++;
         continue;
       }
-      if (text !== "") segments.push({ start, end, text });
+      const label = isRecord(item) && typeof item.speaker === "string" ? item.speaker.trim().slice(0, 64) : "";
+      const speaker = label === "" ? undefined : label;
+      if (text !== "") segments.push({ start, end, text, ...(speaker === undefined ? {} : { speaker }) });
     }
     if (skipped > 0 && segments.length === 0) return undefined;
     return { segments, durationSeconds, skipped };
@@ -216,8 +223,15 @@ export function createOpenAiTranscriber(options: OpenAiTranscriberOptions): SttE
       form.append("file", await openAsBlob(upload.path, { type: upload.type }), upload.filename);
       form.append("model", model);
       form.append("language", TRANSCRIPTION_LANGUAGE_CODES[language]);
-      form.append("response_format", "verbose_json");
-      form.append("timestamp_granularities[]", "segment");
+      if (diarizes(model)) {
+        // A diarizing model answers speakers only in `diarized_json` (segments with `speaker`), and refuses
+        // more than 30 s of audio without a chunking strategy.
+        form.append("response_format", "diarized_json");
+        form.append("chunking_strategy", "auto");
+      } else {
+        form.append("response_format", "verbose_json");
+        form.append("timestamp_granularities[]", "segment");
+      }
 
       const timeout = AbortSignal.timeout(timeoutMs);
       const signal = request.signal ? AbortSignal.any([request.signal, timeout]) : timeout;

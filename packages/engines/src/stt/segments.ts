@@ -169,7 +169,7 @@ export function splitTimedText(segment: TranscriptSegment, limits: SegmentLimits
     const start = segment.start + offset * secondsPerChar;
     offset += group.length + 1;
     const end = index === groups.length - 1 ? segment.end : Math.min(segment.end, segment.start + (offset - 1) * secondsPerChar);
-    pieces.push({ start, end, text: group });
+    pieces.push({ start, end, text: group, ...(segment.speaker === undefined ? {} : { speaker: segment.speaker }) });
   }
   return pieces;
 }

@@ -17,6 +17,11 @@ export interface TranscriptSegment {
   text: string;
   /** Word timings, when the engine gives them. */
   words?: TranscriptWord[];
+  /**
+   * Who speaks, as the engine labels them ("A", "B", "SPEAKER_00"), when it tells speakers apart (a
+   * diarizing model); the same label is the same voice within one transcript.
+   */
+  speaker?: string;
 }
 
 /**
