@@ -69,7 +69,8 @@ progress { width: 10rem; max-width: 60vw; height: 1rem; vertical-align: middle; 
  * Copy buttons (`data-copy="<input id>"`) and live progress: every `progress[data-events]` follows its
  * record's event stream (EventSource on the session-bound `/dashboard/events/…` route) and updates the
  * bar, its percentage and the row's status; a record page (`[data-reload-on-finish]`) reloads once
- * the record finished, to show its player or failure reason. Without script the pages still work
+ * the record finished, to show its player or failure reason (unless its stream is playing: then a link
+ * to the result appears under the player, so the listener is not cut off). Without script the pages still work
  * (reload to see progress).
  */
 export const APP_JS = `
@@ -92,7 +93,20 @@ function followProgress(bar) {
     var data = JSON.parse(e.data); show(data.task_progress, data.task_status);
     source.close();
     bar.removeAttribute("data-events");
-    if (bar.closest("[data-reload-on-finish]")) window.location.reload();
+    if (!bar.closest("[data-reload-on-finish]")) return;
+    // A listener of the stream keeps listening: the page offers the result instead of reloading under them.
+    var player = document.querySelector("audio[data-hls]");
+    if (player && !player.paused && !player.ended) {
+      var note = document.createElement("p");
+      note.setAttribute("data-finished-note", "");
+      var link = document.createElement("a");
+      link.href = window.location.href;
+      link.textContent = data.task_status === "completed" ? "The book is ready: show the result" : "The book failed: show why";
+      note.appendChild(link);
+      player.insertAdjacentElement("afterend", note);
+      return;
+    }
+    window.location.reload();
   };
   source.addEventListener("completed", finish);
   source.addEventListener("failed", finish);
