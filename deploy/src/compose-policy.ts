@@ -292,7 +292,7 @@ export function enginesPolicy(compose: ComposeFile, enginesEnv: Record<string, s
     try {
       const config = workerConfig(worker, {});
       const defaults = loadConfig({ SERVICES: worker, NATS_URL: "nats://nats:4222" });
-      if (config.openaiStt || config.openaiTts || config.libreTranslate || config.whisperCpp) out.push(`${worker}: uses an outside engine without deploy/engines.env`);
+      if (config.openaiStt || config.openaiTts || config.libreTranslate || config.whisperCpp || config.deepl || config.piper) out.push(`${worker}: uses an outside engine without deploy/engines.env`);
       if (JSON.stringify(config.engineOrder) !== JSON.stringify(defaults.engineOrder)) out.push(`${worker}: engine order differs from the process's default`);
       // An OpenAI-compatible server given alone gets the process's default models and voices.
       const server = { OPENAI_BASE_URL: "http://openai.example" };
