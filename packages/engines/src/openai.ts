@@ -1,16 +1,11 @@
-import { createWriteStream } from "node:fs";
-import { rm } from "node:fs/promises";
-import { Readable, Transform } from "node:stream";
-import { pipeline } from "node:stream/promises";
-import type { ReadableStream as WebReadableStream } from "node:stream/web";
 import type { Logger } from "@voiceloc/log";
 import { outputPath, pickVoice } from "./cli.ts";
 import { endSentence, SpeechServiceError, SynthesisError, TtsConfigError } from "./errors.ts";
 import { isLanguage, LANGUAGES, type Language } from "./languages.ts";
 import { prepareText } from "./text.ts";
 import type { SynthesisResult, SynthesizeRequest, TtsCapabilities, TtsEngine, VoiceInfo } from "./types.ts";
-import { readWavInfo, repairWavSizes } from "./wav.ts";
 import { serviceMessage } from "./openai-common.ts";
+import { saveWavAnswer } from "./http-body.ts";
 
 /** Languages OpenAI documents for its speech endpoint, among ours (Amharic is not one of them). */
 export const OPENAI_DEFAULT_LANGUAGES: readonly Language[] = LANGUAGES.filter((l) => l !== "Amharic");
@@ -165,31 +160,7 @@ export function createOpenAiTtsEngine(options: OpenAiTtsOptions): TtsEngine {
       }
       throw new SpeechServiceError("SPEECH_SERVICE_REJECTED", endSentence(`The speech service at ${serviceName} refused the request (HTTP ${status})${said}`), { status });
     }
-    const declared = Number(response.headers.get("content-length") ?? "0");
-    if (declared > maxBytes || !response.body) {
-      await response.body?.cancel().catch(() => undefined);
-      throw new SpeechServiceError("SPEECH_SERVICE_BAD_RESPONSE", `The speech service at ${serviceName} sent ${response.body ? "too much" : "no"} audio.`);
-    }
-    let received = 0;
-    const limit = new Transform({
-      transform(chunk: Buffer, _encoding, done) {
-        received += chunk.length;
-        if (received > maxBytes) done(new SpeechServiceError("SPEECH_SERVICE_BAD_RESPONSE", `The speech service at ${serviceName} sent too much audio.`));
-        else done(null, chunk);
-      },
-    });
-    try {
-      await pipeline(Readable.fromWeb(response.body as WebReadableStream<Uint8Array>), limit, createWriteStream(wavPath), { signal });
-    } catch (error) {
-      await rm(wavPath, { force: true });
-      throw failed(error);
-    }
-    const info = await readWavInfo(wavPath);
-    if (!info || info.dataBytes === 0) {
-      await rm(wavPath, { force: true });
-      throw new SpeechServiceError("SPEECH_SERVICE_BAD_RESPONSE", `The speech service at ${serviceName} answered with something that is not WAV audio.`);
-    }
-    await repairWavSizes(wavPath, info);
+    const { info, bytes: received } = await saveWavAnswer(response, { wavPath, maxBytes, who: `The speech service at ${serviceName}`, signal, failed });
     log.debug({ voice: voice.name, chars: input.length, bytes: received }, "synthesized");
     return { wavPath, sampleRate: info.sampleRate, voice: voice.name };
   }

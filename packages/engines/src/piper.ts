@@ -1,9 +1,4 @@
-import { readBoundedText } from "./http-body.ts";
-import { createWriteStream } from "node:fs";
-import { rm } from "node:fs/promises";
-import { Readable, Transform } from "node:stream";
-import { pipeline } from "node:stream/promises";
-import type { ReadableStream as WebReadableStream } from "node:stream/web";
+import { readBoundedText, saveWavAnswer } from "./http-body.ts";
 import { languageFromNameOrCode } from "@voiceloc/contracts";
 import type { Logger } from "@voiceloc/log";
 import { outputPath, pickVoice } from "./cli.ts";
@@ -12,7 +7,6 @@ import { isLanguage, type Language } from "./languages.ts";
 import { isRecord, serviceMessage } from "./openai-common.ts";
 import { prepareText } from "./text.ts";
 import type { SynthesisResult, SynthesizeRequest, TtsCapabilities, TtsEngine, VoiceInfo } from "./types.ts";
-import { readWavInfo, repairWavSizes } from "./wav.ts";
 
 /**
  * Adapter for Piper's HTTP server (piper1-gpl, `python3 -m piper.http_server -m <voice>`):
@@ -270,31 +264,7 @@ export async function createPiperTtsEngine(options: PiperTtsOptions): Promise<Tt
       if (status >= 500) throw new SpeechServiceError("SPEECH_SERVICE_UNAVAILABLE", endSentence(`${who} failed (HTTP ${status})${said}`), { status });
       throw new SpeechServiceError("SPEECH_SERVICE_REJECTED", endSentence(`${who} refused the request (HTTP ${status})${said}`), { status });
     }
-    const declared = Number(response.headers.get("content-length") ?? "0");
-    if (declared > maxBytes || !response.body) {
-      await response.body?.cancel().catch(() => undefined);
-      throw new SpeechServiceError("SPEECH_SERVICE_BAD_RESPONSE", `${who} sent ${response.body ? "too much" : "no"} audio.`);
-    }
-    let received = 0;
-    const limit = new Transform({
-      transform(chunk: Buffer, _encoding, done) {
-        received += chunk.length;
-        if (received > maxBytes) done(new SpeechServiceError("SPEECH_SERVICE_BAD_RESPONSE", `${who} sent too much audio.`));
-        else done(null, chunk);
-      },
-    });
-    try {
-      await pipeline(Readable.fromWeb(response.body as WebReadableStream<Uint8Array>), limit, createWriteStream(wavPath), { signal });
-    } catch (error) {
-      await rm(wavPath, { force: true });
-      throw failed(error);
-    }
-    const info = await readWavInfo(wavPath);
-    if (!info || info.dataBytes === 0) {
-      await rm(wavPath, { force: true });
-      throw new SpeechServiceError("SPEECH_SERVICE_BAD_RESPONSE", `${who} answered with something that is not WAV audio.`);
-    }
-    await repairWavSizes(wavPath, info);
+    const { info, bytes: received } = await saveWavAnswer(response, { wavPath, maxBytes, who: who, signal, failed });
     log.debug({ voice: voice.name, chars: input.length, bytes: received }, "synthesized");
     return { wavPath, sampleRate: info.sampleRate, voice: voice.name };
   }
