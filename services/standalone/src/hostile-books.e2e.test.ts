@@ -15,7 +15,7 @@ import { buffer } from "node:stream/consumers";
 import { createDeflateRaw } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildZip, freePort, tempDir, type ZipEntry } from "@voiceloc/testing";
-import { createEnglishBook, logLines, peakResidentBytes, signalAndWait, startService, treeResidentBytes, type ServiceProcess } from "./testing/processes.ts";
+import { createEnglishBook, followSampled, logLines, peakResidentBytes, signalAndWait, startService, type SampledRun, type ServiceProcess } from "./testing/processes.ts";
 
 const KEY = "hostile-books-key-alice-1";
 const headers = { "API-KEY": KEY };
@@ -108,29 +108,12 @@ describe("hostile EPUBs, then an honest book, to one running audio book service"
   });
 
   /** Creates the book and follows it to its end, sampling the process tree's resident memory meanwhile. */
-  async function book(file: string): Promise<{ id: string; record: Record<string, unknown>; elapsed: number; peakTree: number }> {
-    let peakTree = 0;
-    let sampling = true;
-    const sampler = (async () => {
-      while (sampling) {
-        peakTree = Math.max(peakTree, await treeResidentBytes(service.child.pid ?? 0));
-        await new Promise((r) => setTimeout(r, 20));
-      }
-    })();
-    const started = Date.now();
-    const id = await createEnglishBook(base, KEY, file, file);
-    let record: Record<string, unknown> = {};
-    const deadline = Date.now() + 240_000;
-    while (Date.now() < deadline) {
-      record = (await (await fetch(`${base}/v1/audio_books/${id}`, { headers })).json()) as Record<string, unknown>;
-      if (record.task_status === "failed" || record.task_status === "completed") break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    const elapsed = Date.now() - started;
-    sampling = false;
-    await sampler;
-    return { id, record, elapsed, peakTree };
-  }
+  const book = (file: string): Promise<SampledRun> =>
+    followSampled(
+      service,
+      () => createEnglishBook(base, KEY, file, file),
+      async (id) => (await (await fetch(`${base}/v1/audio_books/${id}`, { headers })).json()) as Record<string, unknown>,
+    );
 
   const titles = (record: Record<string, unknown>) => ((record.chapters as Array<{ title: string }> | null) ?? []).map((c) => c.title);
 

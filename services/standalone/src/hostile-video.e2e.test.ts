@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort, makeHugeFrameVideo, makeSpeechWav, makeTestVideo, tempDir, withClaimedMp4PictureSize } from "@voiceloc/testing";
 import { runProcess } from "@voiceloc/media";
-import { logLines, peakResidentBytes, signalAndWait, startService, treeResidentBytes, type ServiceProcess } from "./testing/processes.ts";
+import { followSampled, logLines, peakResidentBytes, signalAndWait, startService, type SampledRun, type ServiceProcess } from "./testing/processes.ts";
 
 const KEY = "hostile-video-key-alice-1";
 const headers = { "API-KEY": KEY, "Content-Type": "application/json" };
@@ -47,36 +47,20 @@ describe("a 16000×16000 video bomb whose headers say 640×480", () => {
   });
 
   /** Creates a task at `path` and follows it to its end, sampling the process tree's resident memory meanwhile. */
-  async function runSampled(path: string, body: Record<string, unknown>): Promise<{ id: string; record: Record<string, unknown>; elapsed: number; peakTree: number }> {
-    let peakTree = 0;
-    let sampling = true;
-    const sampler = (async () => {
-      while (sampling) {
-        peakTree = Math.max(peakTree, await treeResidentBytes(service.child.pid ?? 0));
-        await new Promise((r) => setTimeout(r, 20));
-      }
-    })();
-    const started = Date.now();
-    const created = await fetch(`${base}${path}`, { method: "POST", headers, body: JSON.stringify(body) });
-    // 202 for a subtitle job, 201 for a voice stream (the contract's statuses)
-    expect([201, 202], await created.clone().text()).toContain(created.status);
-    const { id } = (await created.json()) as { id: string };
-    let record: Record<string, unknown> = {};
-    // A generous deadline for a loaded machine: a refusal itself takes well under a second.
-    const deadline = Date.now() + 240_000;
-    while (Date.now() < deadline) {
-      record = (await (await fetch(`${base}${path}/${id}`, { headers })).json()) as Record<string, unknown>;
-      if (record.task_status === "failed" || record.task_status === "completed") break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    const elapsed = Date.now() - started;
-    sampling = false;
-    await sampler;
-    return { id, record, elapsed, peakTree };
-  }
+  const runSampled = (path: string, body: Record<string, unknown>): Promise<SampledRun> =>
+    followSampled(
+      service,
+      async () => {
+        const created = await fetch(`${base}${path}`, { method: "POST", headers, body: JSON.stringify(body) });
+        // 202 for a subtitle job, 201 for a voice stream (the contract's statuses)
+        expect([201, 202], await created.clone().text()).toContain(created.status);
+        return ((await created.json()) as { id: string }).id;
+      },
+      async (id) => (await (await fetch(`${base}${path}/${id}`, { headers })).json()) as Record<string, unknown>,
+    );
 
   /** The bomb was refused on its first delivery, within a minute, the process tree staying under 1.5 GB. */
-  async function expectRefused(run: { id: string; record: Record<string, unknown>; elapsed: number; peakTree: number }, what: string): Promise<void> {
+  async function expectRefused(run: SampledRun, what: string): Promise<void> {
     expect(run.record.task_status, JSON.stringify(run.record)).toBe("failed");
     expect(run.record.task_error).toBe(REFUSAL);
     // Within seconds, not minutes of retries (printed for the record; the deadline is only a guard).

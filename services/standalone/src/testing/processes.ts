@@ -196,3 +196,49 @@ export async function peakResidentBytes(pid: number): Promise<number> {
   return Number(kb) * 1024;
 }
 
+/** A task run while the process tree's resident memory was sampled. */
+export interface SampledRun {
+  id: string;
+  /** The record at its end (or as last read, at the deadline). */
+  record: Record<string, unknown>;
+  /** From the creation to the end, in ms. */
+  elapsed: number;
+  /** The largest resident size of `service` and every process it started, sampled every 20 ms. */
+  peakTree: number;
+}
+
+/**
+ * Creates a task (`create` answers its id) and reads its record (`read`) until it completed or failed,
+ * sampling the resident memory of `service`'s process tree meanwhile. The deadline is a guard for a loaded
+ * machine, not a measure.
+ */
+export async function followSampled(
+  service: ServiceProcess,
+  create: () => Promise<string>,
+  read: (id: string) => Promise<Record<string, unknown>>,
+  deadlineMs = 240_000,
+): Promise<SampledRun> {
+  let peakTree = 0;
+  let sampling = true;
+  const sampler = (async () => {
+    while (sampling) {
+      peakTree = Math.max(peakTree, await treeResidentBytes(service.child.pid ?? 0));
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  })();
+  try {
+    const started = Date.now();
+    const id = await create();
+    let record: Record<string, unknown> = {};
+    const deadline = Date.now() + deadlineMs;
+    while (Date.now() < deadline) {
+      record = await read(id);
+      if (record.task_status === "failed" || record.task_status === "completed") break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    return { id, record, elapsed: Date.now() - started, peakTree };
+  } finally {
+    sampling = false;
+    await sampler;
+  }
+}
