@@ -172,7 +172,8 @@ async function patchCover(id: string, cover: string | null): Promise<Response> {
 
 let downloads = 0;
 async function download(record: BookRecord): Promise<string> {
-  expect(record.localized_file).toBeTruthy();
+  // The record's own result, signed: this gateway, the book's id and format, an expiry and a signature.
+  expect(record.localized_file).toMatch(new RegExp(`^${base}/v1/files/results/audiobook/${record.id}\\.${record.output_format}\\?expires=\\d+&signature=[A-Za-z0-9_-]{43}$`));
   const res = await fetch(String(record.localized_file));
   expect(res.status).toBe(200);
   const path = join(dir.path, `download-${++downloads}.${record.output_format}`);
