@@ -323,6 +323,9 @@ export const ListQuerySchema = z.object({
   task_status: pyEnum(TASK_STATUSES).optional().openapi({ description: "Only records with this status." }),
 });
 
+/** A page of a list without a status filter (`limit`, `cursor`): uploads, cloned voices, lexicons, webhooks. */
+export const PageQuerySchema = ListQuerySchema.pick({ limit: true, cursor: true });
+
 /** A UUID path parameter; `description` is the parameter's text in the OpenAPI document. */
 export function uuidParam<const N extends string>(name: N, description = "The record's id (a UUID), as returned when it was created.") {
   const field = pyUuid().openapi({ param: { name, in: "path" }, format: "uuid", description });
@@ -382,14 +385,7 @@ export const VoiceCloneSchema = z
   })
   .openapi("VoiceClone");
 
-export const VoiceCloneListQuerySchema = z.object({
-  limit: pyInt({ ge: 1, le: LIMITS.listMax })
-    .optional()
-    .openapi({ description: `Page size, 1–${LIMITS.listMax}; default ${LIMITS.listDefault}.` }),
-  cursor: pyStr({ min: 1, max: 512 }).optional().openapi({
-    description: "Opaque cursor from the previous page's `Link: <…>; rel=\"next\"` header.",
-  }),
-});
+export const VoiceCloneListQuerySchema = PageQuerySchema;
 
 /* ------------------------------------------------ pronunciation lexicons */
 
@@ -428,14 +424,7 @@ export const LexiconSchema = z
   })
   .openapi("Lexicon");
 
-export const LexiconListQuerySchema = z.object({
-  limit: pyInt({ ge: 1, le: LIMITS.listMax })
-    .optional()
-    .openapi({ description: `Page size, 1–${LIMITS.listMax}; default ${LIMITS.listDefault}.` }),
-  cursor: pyStr({ min: 1, max: 512 }).optional().openapi({
-    description: "Opaque cursor from the previous page's `Link: <…>; rel=\"next\"` header.",
-  }),
-});
+export const LexiconListQuerySchema = PageQuerySchema;
 
 /* ---------------------------------------------------------- capabilities */
 

@@ -3,9 +3,9 @@
  * one delivery (the `webhook` work queue).
  */
 import { z } from "@hono/zod-openapi";
-import { AudioBookSchema, LIMITS, SubtitleJobSchema, VoiceStreamSchema } from "./api.ts";
+import { AudioBookSchema, PageQuerySchema, SubtitleJobSchema, VoiceStreamSchema } from "./api.ts";
 import { TASK_KINDS, type TaskKind } from "./bus.ts";
-import { pyBool, pyEnum, pyInt, pyStr } from "./pydantic/index.ts";
+import { pyBool, pyEnum, pyStr } from "./pydantic/index.ts";
 
 /** Every event an endpoint can subscribe to: `<record type>.<final status>`. */
 export const WEBHOOK_EVENTS = [
@@ -104,14 +104,7 @@ export const WebhookDeliverySchema = z
   })
   .openapi("WebhookDelivery");
 
-export const WebhookListQuerySchema = z.object({
-  limit: pyInt({ ge: 1, le: LIMITS.listMax })
-    .optional()
-    .openapi({ description: `Page size, 1–${LIMITS.listMax}; default ${LIMITS.listDefault}.` }),
-  cursor: pyStr({ min: 1, max: 512 }).optional().openapi({
-    description: "Opaque cursor from the previous page's `Link: <…>; rel=\"next\"` header.",
-  }),
-});
+export const WebhookListQuerySchema = PageQuerySchema;
 
 const eventRecord: Record<WebhookEvent, z.ZodType> = {
   "audio_book.completed": AudioBookSchema,

@@ -1,5 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { ErrorSchema, ListQuerySchema, pyStr, uuidParam } from "@voiceloc/contracts";
+import { ErrorSchema, PageQuerySchema, pyStr, uuidParam } from "@voiceloc/contracts";
 import { uploadBlobKey } from "@voiceloc/blobs";
 import type { GatewayDeps, UploadDeps } from "../deps.ts";
 import { requestLog, type GatewayApp } from "../http/context.ts";
@@ -57,7 +57,7 @@ const FilenameQuery = z.object({
     .openapi({ description: "The file's name, kept with the upload and shown back (raw bodies; a multipart part carries its own).", example: "book.txt" }),
 });
 
-const UploadListQuery = ListQuerySchema.pick({ limit: true, cursor: true });
+const UploadListQuery = PageQuerySchema;
 const IdParam = uuidParam("upload_id");
 
 const RAW_TYPES = ["application/octet-stream", "text/plain", "audio/*", "video/*"] as const;
