@@ -5,14 +5,11 @@
  * request, console error or violation. The book is long (150,000 characters: minutes of rendering even
  * on a quick machine), so the page is checked while the book renders; the service stops after the test.
  */
-import { mkdir, writeFile } from "node:fs/promises";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig } from "@voiceloc/config";
-import { silentLogger } from "@voiceloc/log";
-import { runAccountsCli } from "@voiceloc/gateway";
-import { browserUnavailable, checkResponsesOf, freePort, launchBrowser, offlinePage, tempDir, type OfflinePage } from "@voiceloc/testing";
-import { startRuntime, type Runtime } from "./runtime.ts";
+import { browserUnavailable, type OfflinePage } from "@voiceloc/testing";
+import { startDashboardService, type DashboardService } from "./testing/dashboard.ts";
 
 /** The parts of the page's audio element the test reads (no DOM types in this project). */
 interface Player {
@@ -34,36 +31,19 @@ const unavailable = browserUnavailable();
 if (unavailable) process.stderr.write(`dashboard stream browser test skipped: ${unavailable}\n`);
 
 describe.skipIf(unavailable !== null)("the dashboard plays an audio book while it renders", () => {
-  let runtime: Runtime;
+  let service: DashboardService;
   let base: string;
-  let dir: { path: string; cleanup: () => Promise<void> };
-  let browser: Awaited<ReturnType<typeof launchBrowser>>;
   let tab: OfflinePage;
 
   beforeAll(async () => {
-    dir = await tempDir("voiceloc-dashboard-stream-");
-    const media = join(dir.path, "media");
-    await mkdir(media, { recursive: true });
-    await writeFile(join(media, "book.txt"), PARAGRAPH.repeat(Math.ceil(150_000 / PARAGRAPH.length)));
-    const port = await freePort();
-    base = `http://127.0.0.1:${port}`;
-    checkResponsesOf(base);
     // The dashboard's new keys are sandbox keys: their book limit is raised to take the 150,000-character book.
-    const env = { DATA_DIR: dir.path, MEDIA_ROOT: media, LOG_LEVEL: "silent", PUBLIC_BASE_URL: base, SANDBOX_MAX_BOOK_CHARACTERS: "200000" };
-    runtime = await startRuntime(loadConfig({ ...env, PORT: String(port), HOST: "127.0.0.1" }), silentLogger());
-    const out: string[] = [];
-    const code = await runAccountsCli(["create", EMAIL, "--password-stdin"], (l) => out.push(l), env, (async function* () {
-      yield `${PASSWORD}\n`;
-    })());
-    expect(code, out.join("\n")).toBe(0);
-    browser = await launchBrowser();
-    tab = await offlinePage(browser, base);
+    service = await startDashboardService({ prefix: "voiceloc-dashboard-stream-", env: { SANDBOX_MAX_BOOK_CHARACTERS: "200000" }, email: EMAIL, password: PASSWORD });
+    ({ base, tab } = service);
+    await writeFile(join(service.media, "book.txt"), PARAGRAPH.repeat(Math.ceil(150_000 / PARAGRAPH.length)));
   }, 180_000);
 
   afterAll(async () => {
-    await browser?.close();
-    await runtime?.stop();
-    await dir?.cleanup();
+    await service?.close();
   });
 
   it("plays the open stream on the record page: with the browser's own HLS, and with hls.js where the browser has none", async () => {

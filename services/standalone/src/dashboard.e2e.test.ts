@@ -9,11 +9,8 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig } from "@voiceloc/config";
-import { silentLogger } from "@voiceloc/log";
-import { runAccountsCli } from "@voiceloc/gateway";
-import { browserUnavailable, freePort, launchBrowser, offlinePage, tempDir, type OfflinePage, checkResponsesOf } from "@voiceloc/testing";
-import { startRuntime, type Runtime } from "./runtime.ts";
+import { browserUnavailable, type OfflinePage } from "@voiceloc/testing";
+import { startDashboardService, type DashboardService } from "./testing/dashboard.ts";
 
 const ARTIFACTS = fileURLToPath(new URL("../../../test-artifacts/dashboard/", import.meta.url));
 const EMAIL = "producer@example.com";
@@ -26,37 +23,20 @@ const unavailable = browserUnavailable();
 if (unavailable) process.stderr.write(`dashboard browser test skipped: ${unavailable}\n`);
 
 describe.skipIf(unavailable !== null)("dashboard in a browser", () => {
-  let runtime: Runtime;
+  let service: DashboardService;
   let base: string;
-  let dir: { path: string; cleanup: () => Promise<void> };
   let media: string;
-  let browser: Awaited<ReturnType<typeof launchBrowser>>;
   let tab: OfflinePage;
 
   beforeAll(async () => {
-    dir = await tempDir("voiceloc-dashboard-");
-    media = join(dir.path, "media");
-    await mkdir(media, { recursive: true });
     await mkdir(ARTIFACTS, { recursive: true });
-    const port = await freePort();
-    base = `http://127.0.0.1:${port}`;
-    checkResponsesOf(base);
-    const env = { DATA_DIR: dir.path, MEDIA_ROOT: media, LOG_LEVEL: "silent", PUBLIC_BASE_URL: base, SANDBOX_MAX_BOOK_CHARACTERS: "300" };
-    runtime = await startRuntime(loadConfig({ ...env, PORT: String(port), HOST: "127.0.0.1" }), silentLogger());
-    const out: string[] = [];
-    const code = await runAccountsCli(["create", EMAIL, "--password-stdin"], (l) => out.push(l), env, (async function* () {
-      yield `${PASSWORD}\n`;
-    })());
-    expect(code, out.join("\n")).toBe(0);
-    browser = await launchBrowser();
-    tab = await offlinePage(browser, base);
+    service = await startDashboardService({ prefix: "voiceloc-dashboard-", env: { SANDBOX_MAX_BOOK_CHARACTERS: "300" }, email: EMAIL, password: PASSWORD });
+    ({ base, media, tab } = service);
     process.stderr.write(`dashboard screenshots: ${ARTIFACTS}\n`);
   }, 180_000);
 
   afterAll(async () => {
-    await browser?.close();
-    await runtime?.stop();
-    await dir?.cleanup();
+    await service?.close();
   });
 
   const shot = (name: string) => tab.page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
