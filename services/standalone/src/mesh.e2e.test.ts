@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { silentLogger } from "@voiceloc/log";
 import { probe, resolveFfmpeg } from "@voiceloc/media";
 import { freePort, startNatsServer, tempDir } from "@voiceloc/testing";
-import { chunkCheckpoints, createEnglishBook, isRunning, signalAndWait, startSampledGateway, startService, waitForChunkCheckpoints, type ServiceProcess } from "./testing/processes.ts";
+import { chunkCheckpoints, createEnglishBook, isRunning, signalAndWait, startSampledGateway, startService, untilLogged, waitForChunkCheckpoints, type ServiceProcess } from "./testing/processes.ts";
 
 const KEY = "mesh-key-alice-1";
 /** Ack wait of the work queues in the kill-and-resume test (the default is 60 s). */
@@ -216,6 +216,8 @@ describe("a book whose worker is killed mid-way", () => {
       await new Promise((r) => setTimeout(r, 500));
     }
     expect(record.task_status, String(record.task_error)).toBe("completed");
+    // The worker's lines reach its output in chunks (up to 100 ms late): wait for the summary line.
+    await untilLogged([second], (lines) => lines.some((l) => l.msg === "audio book ready"));
     const ready = second.output
       .join("")
       .split("\n")
