@@ -3,7 +3,8 @@ import { dirname, join } from "node:path";
 import { Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { createLogger, requestLineWriter, unredactedChild, withLogContext } from "./index.ts";
+import { AsyncLocalStorage } from "node:async_hooks";
+import { CONTEXT_IDLE_MS, createLogger, logContextTracking, requestLineWriter, unredactedChild, withLogContext } from "./index.ts";
 import { BufferedDestination, type SonicDestination } from "./destination.ts";
 
 function memory(): { lines: () => Array<Record<string, unknown>>; text: () => string; stream: Writable } {
@@ -156,6 +157,36 @@ describe("log ids (withLogContext)", () => {
     expect(lines.filter((l) => l.msg !== "background")).toHaveLength(6);
     for (const line of lines.filter((l) => l.msg !== "background")) expect(line.requestId).toBe(line.id);
     expect(Object.keys(lines.find((l) => l.msg === "background") ?? {})).not.toContain("requestId");
+  });
+
+  it("costs nothing once no request or task has been open for a while, and the next one's lines still carry its ids", async () => {
+    // Node before 24 builds the storage on async_hooks: its hook runs for every async resource of the
+    // process while enabled, so it is removed when idle; Node 24's storage has no hook to remove.
+    const hookBased = typeof Reflect.get(AsyncLocalStorage.prototype, "_propagate") === "function";
+    const out = memory();
+    const root = createLogger({ destination: out.stream });
+    await withLogContext({ requestId: "req-early" }, async () => {
+      await new Promise((resolve) => setImmediate(resolve));
+      root.info("early");
+    });
+    expect(logContextTracking()).toBe(hookBased);
+    const deadline = Date.now() + 30_000;
+    while (logContextTracking() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(logContextTracking()).toBe(false);
+    root.info("between");
+    await withLogContext({ taskId: "t-late", kind: "subtitle" }, async () => {
+      // an open context keeps the hook however long it runs
+      await new Promise((resolve) => setTimeout(resolve, CONTEXT_IDLE_MS + 300));
+      expect(logContextTracking()).toBe(hookBased);
+      await new Promise<void>((resolve, reject) => execFile(process.execPath, ["-e", ""], (error) => (error ? reject(error) : resolve())));
+      root.info("late");
+    });
+    await tick();
+    const lines = out.lines();
+    expect(lines.map((l) => l.msg)).toEqual(["early", "between", "late"]);
+    expect(idsOf(lines[0])).toEqual({ requestId: "req-early", taskId: undefined, kind: undefined });
+    expect(idsOf(lines[1])).toEqual({ requestId: undefined, taskId: undefined, kind: undefined });
+    expect(idsOf(lines[2])).toEqual({ requestId: undefined, taskId: "t-late", kind: "subtitle" });
   });
 });
 

@@ -3,7 +3,7 @@ import { contextFields, mergeContextFields } from "./context.ts";
 import { BufferedDestination } from "./destination.ts";
 
 export type { Logger } from "pino";
-export { currentLogIds, withLogContext, type LogIds } from "./context.ts";
+export { CONTEXT_IDLE_MS, currentLogIds, logContextTracking, withLogContext, type LogIds } from "./context.ts";
 
 export interface LoggerOptions {
   level?: LevelWithSilent;

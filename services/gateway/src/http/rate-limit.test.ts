@@ -238,6 +238,26 @@ describe("RateLimiter leases", () => {
     }
   });
 
+  it("keeps a busy credential with a large budget to a few writes a second, however many requests it sends", async () => {
+    const { store, writes, close } = await countingStore();
+    try {
+      const clock = manualClock();
+      // The budget of a bulk client: a million a minute, all of it at once.
+      const limiter = await RateLimiter.open(store, { perMinute: 1_000_000, burst: 1_000_000 }, { logger: silentLogger(), now: clock.now });
+      // 40,000 requests a second for two seconds (a busy gateway's record reads)
+      for (let i = 0; i < 80_000; i += 1) {
+        const leased = limiter.takeLeased("key:bulk");
+        const decision = leased ?? (await limiter.take("key:bulk"));
+        if (decision.kind !== "allowed") throw new Error(`request ${i} was ${decision.kind}`);
+        if (i % 40 === 39) clock.advance(1);
+      }
+      // Doubling from 1 to 65,536 takes 17 leases; a fixed cap of 256 tokens would have taken over 300.
+      expect(writes.count).toBeLessThan(25);
+    } finally {
+      await close();
+    }
+  });
+
   it("forfeits leased tokens after the lease's lifetime, so no credential can save up past its burst", async () => {
     const { store, close } = await countingStore();
     try {

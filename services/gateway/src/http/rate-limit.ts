@@ -11,10 +11,13 @@
  *
  * To keep the per-request cost low a gateway does not write on every request:
  * it takes a lease of several tokens at once and serves requests from it in
- * memory. The lease grows (doubling, up to a tenth of the burst and 256) while the
+ * memory. The lease grows (doubling, up to a tenth of the burst) while the
  * client keeps spending it within LEASE_TTL_MS and shrinks when tokens expire
  * unspent, so a slow client costs nothing extra and a fast one costs one store
- * write per lease. Leased tokens are already debited from the shared bucket,
+ * write per lease: a lease never outgrows what its client spends in about a
+ * LEASE_TTL_MS, so a busy credential with a large budget costs a few writes a
+ * second however many requests it sends, and a gateway that dies forfeits at most
+ * that second's worth (and never more than a tenth of the burst). Leased tokens are already debited from the shared bucket,
  * so gateways together never admit more than the bucket allows; an unspent
  * lease is forfeited after LEASE_TTL_MS (tokens cannot be saved up past the
  * burst). A refused credential is refused in memory until a token is due,
@@ -51,8 +54,6 @@ export type RateDecision =
 
 /** A leased token not spent within this time is forfeited. */
 export const LEASE_TTL_MS = 1_000;
-/** The largest lease, whatever the burst. */
-const MAX_LEASE = 256;
 /** Compare-and-set attempts against other gateways before refusing (with a short random pause between). */
 const MAX_ATTEMPTS = 10;
 const MAX_PAUSE_MS = 20;
@@ -121,7 +122,7 @@ export class RateLimiter {
   ) {
     this.#interval = Math.ceil((60 * US_PER_S) / policy.perMinute);
     this.#capacity = policy.burst * this.#interval;
-    this.#maxLease = Math.max(1, Math.min(MAX_LEASE, Math.floor(policy.burst / 10)));
+    this.#maxLease = Math.max(1, Math.floor(policy.burst / 10));
     this.windowSeconds = Math.max(1, Math.ceil(this.#capacity / US_PER_S));
     this.policyField = `"${RATE_LIMIT_POLICY_NAME}";q=${policy.burst};w=${this.windowSeconds}`;
   }
