@@ -264,7 +264,7 @@ export async function createPiperTtsEngine(options: PiperTtsOptions): Promise<Tt
       if (status >= 500) throw new SpeechServiceError("SPEECH_SERVICE_UNAVAILABLE", endSentence(`${who} failed (HTTP ${status})${said}`), { status });
       throw new SpeechServiceError("SPEECH_SERVICE_REJECTED", endSentence(`${who} refused the request (HTTP ${status})${said}`), { status });
     }
-    const { info, bytes: received } = await saveWavAnswer(response, { wavPath, maxBytes, who: who, signal, failed });
+    const { info, bytes: received } = await saveWavAnswer(response, { wavPath, maxBytes, who, signal, failed });
     log.debug({ voice: voice.name, chars: input.length, bytes: received }, "synthesized");
     return { wavPath, sampleRate: info.sampleRate, voice: voice.name };
   }
